@@ -1,0 +1,32 @@
+package org.mori4j.io;
+
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The state of one transfer (or one batch entry), returned at once by every transfer call and completed
+ * later by the engine. A status is final once it leaves {@code IN_PROGRESS}; it always does: success, an
+ * error code, or {@code ERR_PEER_LOST}/{@code ERR_TIMEOUT}/{@code ERR_BAD_STATE} when the peer or the engine
+ * goes away. Calls that were refused for bad input return a status that has already failed.
+ */
+public interface TransferStatus {
+  StatusCode code();
+
+  /** Empty on success; on failure, what went wrong, naming the argument or peer concerned. */
+  String message();
+
+  boolean inProgress();
+
+  boolean succeeded();
+
+  boolean failed();
+
+  /** Blocks until the transfer is done; returns this status. */
+  TransferStatus await();
+
+  /** Waits at most {@code timeout}; false if the transfer is still in progress then. */
+  boolean await(Duration timeout);
+
+  /** A stage completed with this status when the transfer is done (also on failure). */
+  CompletionStage<TransferStatus> completion();
+}

@@ -1,0 +1,60 @@
+package org.mori4j.transport;
+
+import java.util.List;
+
+/**
+ * The service-provider interface every transfer medium implements (TCP now; RDMA and XGMI later). A
+ * backend owns its resources (sockets, queue pairs, streams), checks inbound requests against the local
+ * registrations it was given, and reports outcomes through each {@link TransferOp}. Control methods
+ * (handshake, connect, register) are called from one control thread at a time; {@link #submit} from any
+ * thread; the {@link #completionSources()} are driven by the engine's pollers.
+ *
+ * <p>Connecting to a peer is a two-step handshake carried by the engines' control plane: the initiator's
+ * {@link #handshakeRequest} bytes reach the peer backend's {@link #acceptHandshake}, whose reply is given
+ * to {@link #connect}. TCP exchanges its data address and a connection token that way; RDMA will exchange
+ * queue-pair numbers and GIDs the same way.
+ */
+public interface TransferBackend extends AutoCloseable {
+  String name();
+
+  /** Starts the backend (listening sockets, devices); events go to {@code listener}. */
+  void start(BackendListener listener);
+
+  /** Initiator side: what to send to the peer backend to open a connection to it. */
+  byte[] handshakeRequest(String peerKey);
+
+  /** Target side: answers an initiator's handshake request; throws {@link TransportException} to refuse. */
+  byte[] acceptHandshake(String initiatorKey, byte[] request);
+
+  /**
+   * Initiator side: opens the data path to the peer with the peer's handshake reply; blocks at most the
+   * configured connect timeout. Returns the handle to put in {@link TransferOp#peer}.
+   */
+  Object connect(String peerKey, byte[] handshakeReply);
+
+  /** Closes the data path to a peer; its in-flight transfers fail with {@code reason}. */
+  void disconnect(String peerKey, TransportError error, String reason);
+
+  /** Whether the data path to {@code peerKey} is up (connected and not lost). */
+  boolean connected(String peerKey);
+
+  /** Makes a region reachable through this backend; returns the data to advertise in its descriptor. */
+  byte[] registerMemory(LocalRegion region);
+
+  void deregisterMemory(LocalRegion region);
+
+  /** Whether this backend can move bytes between a local region and remote memory of the given kind. */
+  boolean canServe(LocalRegion local, boolean remoteGpu);
+
+  /** Queues a checked op; never blocks, never throws for a closed backend (the op fails instead). */
+  void submit(TransferOp op);
+
+  List<CompletionSource> completionSources();
+
+  /** Target-side record of inbound transfers. */
+  InboundNotifications inbound();
+
+  /** Fails everything in flight with {@link TransportError#BAD_STATE} and frees every resource. */
+  @Override
+  void close();
+}

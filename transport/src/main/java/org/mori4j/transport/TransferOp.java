@@ -1,0 +1,93 @@
+package org.mori4j.transport;
+
+/**
+ * One transfer request as a backend sees it, and at the same time the object that receives its outcome.
+ * The engine's public status type extends this class, so a transfer allocates exactly one object on the
+ * session fast path: the request fields, the queue links and the completion live together (Aeron-style
+ * flyweight thinking applied to a request). Fields are written by the submitting thread before
+ * {@link TransferBackend#submit} and read afterwards only by the backend thread that owns the op.
+ */
+public abstract class TransferOp {
+  public static final byte READ = 1;
+  public static final byte WRITE = 2;
+
+  protected byte kind;
+  protected LocalRegion local;
+  /** Backend-specific handle of the remote engine, resolved when the route was chosen. */
+  protected Object peer;
+  protected long remoteId;
+  protected long remoteAccessKey;
+  protected long remoteAddress;
+  protected long uid;
+  // single transfer (blockCount == 1 and localOffsets == null)
+  protected long localOffset;
+  protected long remoteOffset;
+  protected long size;
+  // batch of blocks; null for a single transfer
+  protected long[] localOffsets;
+  protected long[] remoteOffsets;
+  protected long[] sizes;
+  protected boolean notifyTarget = true;
+
+  /** The backend's choice of lane (a connection, a queue pair) for this op; set by the backend. */
+  public Object lane;
+  /** The lane's sequence number for this op (matches responses to requests). */
+  public long laneSeq;
+  /** Link in a backend's submission queue. */
+  volatile TransferOp nextSubmitted;
+  /** Link in a connection's in-flight list; touched only by the owning I/O thread. */
+  public TransferOp nextInFlight;
+
+  /** Sets the fields of a single transfer. */
+  public final void initSingle(byte kind, LocalRegion local, long localOffset, Object peer, long remoteId,
+                               long remoteAccessKey, long remoteAddress, long remoteOffset, long size, long uid) {
+    this.kind = kind;
+    this.local = local;
+    this.localOffset = localOffset;
+    this.peer = peer;
+    this.remoteId = remoteId;
+    this.remoteAccessKey = remoteAccessKey;
+    this.remoteAddress = remoteAddress;
+    this.remoteOffset = remoteOffset;
+    this.size = size;
+    this.uid = uid;
+    this.localOffsets = null;
+    this.remoteOffsets = null;
+    this.sizes = null;
+  }
+
+  /** Sets the fields of a batch; the arrays are owned by the op from now on. */
+  public final void initBatch(byte kind, LocalRegion local, long[] localOffsets, Object peer, long remoteId,
+                              long remoteAccessKey, long remoteAddress, long[] remoteOffsets, long[] sizes, long uid) {
+    initSingle(kind, local, 0, peer, remoteId, remoteAccessKey, remoteAddress, 0, 0, uid);
+    this.localOffsets = localOffsets;
+    this.remoteOffsets = remoteOffsets;
+    this.sizes = sizes;
+    long total = 0;
+    for (long s : sizes) total += s;
+    this.size = total;
+  }
+
+  public final byte kind() { return kind; }
+  public final LocalRegion local() { return local; }
+  public final Object peer() { return peer; }
+  public final long remoteId() { return remoteId; }
+  public final long remoteAccessKey() { return remoteAccessKey; }
+  public final long remoteAddress() { return remoteAddress; }
+  public final long uid() { return uid; }
+  /** Total bytes of the op (all blocks). */
+  public final long totalBytes() { return size; }
+  public final boolean notifyTarget() { return notifyTarget; }
+  public final void notifyTarget(boolean on) { notifyTarget = on; }
+
+  public final int blockCount() { return localOffsets == null ? 1 : localOffsets.length; }
+  public final long localOffset(int i) { return localOffsets == null ? localOffset : localOffsets[i]; }
+  public final long remoteOffset(int i) { return localOffsets == null ? remoteOffset : remoteOffsets[i]; }
+  public final long blockSize(int i) { return localOffsets == null ? size : sizes[i]; }
+
+  /** The transfer finished and every byte is in place. Called once, from a backend thread. */
+  public abstract void transferSucceeded();
+
+  /** The transfer failed. Called once, from any thread; later calls must be ignored by the implementation. */
+  public abstract void transferFailed(TransportError error, String message);
+}

@@ -1,0 +1,219 @@
+package org.mori4j.transport.tcp;
+
+import static org.mori4j.transport.tcp.WireFormat.*;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import org.mori4j.transport.RegionViews;
+import org.mori4j.transport.TransferOp;
+import org.mori4j.transport.TransportError;
+
+/**
+ * The initiator's end of a data connection. Ops form one FIFO: {@code head} is the oldest op waiting for
+ * its response, {@code sending} the first op not yet fully written. A request is written with one
+ * gathering write (frame and payload views together); responses arrive in request order and are matched
+ * to {@code head} by sequence number. A READ's data is scattered straight into the local region.
+ */
+final class InitiatorConnection extends TcpConnection {
+  private final TcpPeer peer;
+  private final int maxEntries;
+  private TransferOp head;
+  private TransferOp tail;
+  private TransferOp sending;
+  private long nextSeq = 1;
+
+  // write side
+  private ByteBuffer frame = direct(REQ_HEADER + ENTRY * 64);
+  private final BlockCursor out = new BlockCursor(new RegionViews());
+  private boolean frameReady;
+
+  // read side
+  private final ByteBuffer resp = direct(RESP_HEADER);
+  private final ByteBuffer message = direct(MAX_SMALL_PAYLOAD);
+  private final BlockCursor in = new BlockCursor(new RegionViews());
+  private int readStage; // 0 header, 1 data, 2 error message
+  private int respStatus;
+
+  InitiatorConnection(TcpIoLoop loop, SocketChannel channel, TcpPeer peer, int maxEntries) {
+    super(loop, channel);
+    this.peer = peer;
+    this.maxEntries = maxEntries;
+  }
+
+  @Override
+  void enqueue(TransferOp op) {
+    if (dead) {
+      op.transferFailed(TransportError.PEER_LOST, "peer " + peer.key + " lost: " + peer.lostReason());
+      return;
+    }
+    op.nextInFlight = null;
+    op.laneSeq = nextSeq++;
+    if (tail == null) head = op;
+    else tail.nextInFlight = op;
+    tail = op;
+    if (sending == null) {
+      sending = op;
+      flush();
+    }
+  }
+
+  @Override
+  void onWritable() {
+    flush();
+  }
+
+  private void flush() {
+    try {
+      while (sending != null) {
+        TransferOp op = sending;
+        if (!frameReady) prepare(op);
+        int n = 0;
+        if (frame.hasRemaining()) out.iov[n++] = frame;
+        if (op.kind() == TransferOp.WRITE && out.remaining() > 0) n += out.fill(n);
+        long before = frame.remaining();
+        long w = write(out.iov, n);
+        long payload = w - (before - frame.remaining());
+        if (payload > 0) out.advance(payload);
+        if (frame.hasRemaining() || (op.kind() == TransferOp.WRITE && out.remaining() > 0)) {
+          interest(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+          return;
+        }
+        frameReady = false;
+        sending = op.nextInFlight;
+      }
+      interest(SelectionKey.OP_READ);
+    } catch (IOException | RuntimeException e) {
+      peer.lost(TransportError.PEER_LOST, "write to " + peer.key + " failed: " + e);
+    }
+  }
+
+  private void prepare(TransferOp op) {
+    int blocks = op.blockCount();
+    if (blocks > maxEntries) throw new IllegalStateException("batch of " + blocks + " blocks exceeds " + maxEntries);
+    int need = REQ_HEADER + ENTRY * blocks;
+    if (frame.capacity() < need) frame = direct(Math.max(need, frame.capacity() * 2));
+    int type = op.kind() == TransferOp.WRITE ? T_WRITE : T_READ;
+    int flags = op.notifyTarget() ? F_NOTIFY : 0;
+    int parts = 1;
+    if (op instanceof StripePart p) {
+      flags |= F_PART;
+      parts = p.parts();
+    }
+    putRequest(frame, type, flags, blocks, parts, op.laneSeq, op.uid(), op.remoteId(), op.remoteAccessKey(),
+        op.remoteAddress(), op.totalBytes());
+    for (int i = 0; i < blocks; i++) frame.putLong(op.remoteOffset(i)).putLong(op.blockSize(i));
+    frame.flip();
+    if (op.kind() == TransferOp.WRITE) setCursor(out, op);
+    frameReady = true;
+  }
+
+  private static void setCursor(BlockCursor c, TransferOp op) {
+    if (op.blockCount() == 1) c.single(op.local(), op.localOffset(0), op.blockSize(0));
+    else {
+      long[] lo = new long[op.blockCount()];
+      long[] sz = new long[lo.length];
+      for (int i = 0; i < lo.length; i++) {
+        lo[i] = op.localOffset(i);
+        sz[i] = op.blockSize(i);
+      }
+      c.blocks(op.local(), lo, sz, op.totalBytes());
+    }
+  }
+
+  @Override
+  void onReadable() {
+    try {
+      while (true) {
+        if (readStage == 0) {
+          if (read(resp) < 0) throw new IOException("connection closed by peer");
+          if (resp.hasRemaining()) return;
+          resp.flip();
+          if (!startResponse()) return;
+        } else if (readStage == 1) {
+          int n = in.fill(0);
+          long r = read(in.iov, n);
+          if (r < 0) throw new IOException("connection closed by peer");
+          if (r > 0) in.advance(r);
+          if (in.remaining() > 0) return;
+          in.clear();
+          complete(null, null);
+        } else {
+          if (read(message) < 0) throw new IOException("connection closed by peer");
+          if (message.hasRemaining()) return;
+          message.flip();
+          String text = StandardCharsets.UTF_8.decode(message).toString();
+          complete(TransportError.fromWire(respStatus), "peer " + peer.key + ": " + text);
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      peer.lost(TransportError.PEER_LOST, "connection to " + peer.key + " lost: " + e.getMessage());
+    }
+  }
+
+  /** Parses a response header; false when the connection had to be failed. */
+  private boolean startResponse() throws IOException {
+    int magic = resp.getInt(0);
+    int version = resp.get(4);
+    int type = resp.get(5);
+    respStatus = resp.get(6) & 0xff;
+    long seq = resp.getLong(8);
+    long payload = resp.getLong(16);
+    resp.clear();
+    TransferOp op = head;
+    if (magic != RESP_MAGIC || version != VERSION) throw new IOException("bad response frame (magic/version)");
+    if (op == null || op == sending || op.laneSeq != seq)
+      throw new IOException("response for seq " + seq + " does not match the oldest request in flight");
+    if (respStatus != 0) {
+      if (payload < 0 || payload > MAX_SMALL_PAYLOAD) throw new IOException("error message of " + payload + " bytes");
+      message.clear().limit((int) payload);
+      readStage = 2;
+      return true;
+    }
+    if (type == T_WRITE_DONE && op.kind() == TransferOp.WRITE && payload == 0) {
+      complete(null, null);
+      return true;
+    }
+    if (type == T_READ_DATA && op.kind() == TransferOp.READ && payload == op.totalBytes()) {
+      setCursor(in, op);
+      readStage = 1;
+      return true;
+    }
+    throw new IOException("unexpected response type " + type + " with " + payload + " bytes");
+  }
+
+  private void complete(TransportError error, String message) {
+    TransferOp op = head;
+    head = op.nextInFlight;
+    if (head == null) tail = null;
+    op.nextInFlight = null;
+    readStage = 0;
+    if (error == null) op.transferSucceeded();
+    else op.transferFailed(error, message);
+  }
+
+  @Override
+  void checkProgress(long now) {
+    if (head != null && now - lastProgressNanos > loop.peerTimeoutNanos)
+      peer.lost(TransportError.PEER_LOST, "no progress from " + peer.key + " for "
+          + (now - lastProgressNanos) / 1_000_000 + " ms with transfers outstanding");
+  }
+
+  @Override
+  void fail(TransportError error, String message) {
+    if (dead) return;
+    closeChannel();
+    String text = "peer " + peer.key + " lost: " + message;
+    for (TransferOp op = head; op != null; ) {
+      TransferOp next = op.nextInFlight;
+      op.nextInFlight = null;
+      op.transferFailed(error, text);
+      op = next;
+    }
+    head = tail = sending = null;
+    out.clear();
+    in.clear();
+  }
+}

@@ -1,0 +1,320 @@
+package org.mori4j.transport.tcp;
+
+import static org.mori4j.transport.tcp.WireFormat.*;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import org.mori4j.transport.InboundNotifications;
+import org.mori4j.transport.LocalRegion;
+import org.mori4j.transport.RegionViews;
+import org.mori4j.transport.TransferOp;
+import org.mori4j.transport.TransportError;
+
+/**
+ * The target's end of a data connection. The first frame must be a HELLO carrying the initiator's key and
+ * the token its handshake obtained. After that, each request is checked against this engine's
+ * registrations before a byte moves: unknown or deregistered id, wrong access key, shifted base address,
+ * a block outside the region. A refused WRITE's payload is read into a scratch buffer and dropped, so the
+ * region stays untouched and the stream stays framed. Requests are handled one at a time; while a
+ * response is being written the connection stops reading, which is the backpressure.
+ */
+final class TargetConnection extends TcpConnection {
+  private static final int S_HEADER = 0, S_ENTRIES = 1, S_PAYLOAD = 2, S_DISCARD = 3, S_RESPOND = 4, S_HELLO = 5;
+
+  private final TcpBackend backend;
+  private final int maxEntries;
+  private String peerKey;
+  private InboundNotifications.PeerLog notifications;
+  private int stage = S_HEADER;
+  private final ByteBuffer header = direct(REQ_HEADER + ENTRY);
+  private ByteBuffer entries = direct(ENTRY * 64);
+  private final ByteBuffer scratch = direct(64 * 1024);
+  private final ByteBuffer resp = direct(RESP_HEADER);
+  private final ByteBuffer message = direct(MAX_SMALL_PAYLOAD);
+  private final BlockCursor cursor = new BlockCursor(new RegionViews());
+  private final ByteBuffer[] iov2 = new ByteBuffer[2];
+
+  // current request
+  private int type, flags, entryCount, parts;
+  private long seq, uid, memId, accessKey, baseAddress, payloadBytes, discardLeft;
+  private LocalRegion region;
+  private TransportError error;
+  private String errorText;
+  private boolean closeAfterResponse;
+
+  TargetConnection(TcpIoLoop loop, SocketChannel channel, TcpBackend backend, int maxEntries) {
+    super(loop, channel);
+    this.backend = backend;
+    this.maxEntries = maxEntries;
+  }
+
+  @Override
+  void enqueue(TransferOp op) {
+    op.transferFailed(TransportError.BAD_STATE, "internal: op queued on a target connection");
+  }
+
+  @Override
+  void onReadable() {
+    try {
+      while (!dead) {
+        switch (stage) {
+          case S_HEADER -> {
+            if (read(header) < 0) {
+              closeQuietly("initiator closed the connection");
+              return;
+            }
+            if (header.hasRemaining()) return;
+            startRequest();
+          }
+          case S_ENTRIES -> {
+            if (read(entries) < 0) throw new IOException("closed mid-request");
+            if (entries.hasRemaining()) return;
+            entries.flip();
+            checkRequest();
+          }
+          case S_HELLO -> {
+            if (read(message) < 0) throw new IOException("closed mid-hello");
+            if (message.hasRemaining()) return;
+            message.flip();
+            hello(StandardCharsets.UTF_8.decode(message).toString());
+          }
+          case S_PAYLOAD -> {
+            int n = cursor.fill(0);
+            long r = read(cursor.iov, n);
+            if (r < 0) throw new IOException("closed mid-payload");
+            if (r > 0) cursor.advance(r);
+            if (cursor.remaining() > 0) return;
+            cursor.clear();
+            respond();
+          }
+          case S_DISCARD -> {
+            scratch.clear();
+            if (discardLeft < scratch.capacity()) scratch.limit((int) discardLeft);
+            int r = read(scratch);
+            if (r < 0) throw new IOException("closed mid-payload");
+            discardLeft -= r;
+            if (discardLeft > 0) {
+              if (r == 0) return;
+            } else respond();
+          }
+          default -> {
+            return; // S_RESPOND: wait for the response to drain
+          }
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      fail(TransportError.TRANSPORT, e.toString());
+    }
+  }
+
+  private void startRequest() throws IOException {
+    header.flip();
+    int magic = header.getInt();
+    int version = header.get();
+    type = header.get();
+    flags = header.getShort() & 0xffff;
+    entryCount = header.getInt();
+    parts = header.getInt();
+    seq = header.getLong();
+    uid = header.getLong();
+    memId = header.getLong();
+    accessKey = header.getLong();
+    baseAddress = header.getLong();
+    payloadBytes = header.getLong();
+    long firstOffset = header.getLong();
+    long firstSize = header.getLong();
+    header.clear();
+    if (magic != REQ_MAGIC || version != VERSION) throw new IOException("bad request frame (magic/version)");
+    if (entryCount < 1 || entryCount > maxEntries) throw new IOException("entry count " + entryCount + " outside 1.." + maxEntries);
+    if (type == T_HELLO) {
+      if (peerKey != null || firstSize <= 0 || firstSize > MAX_SMALL_PAYLOAD) throw new IOException("bad hello");
+      message.clear().limit((int) firstSize);
+      stage = S_HELLO;
+      return;
+    }
+    if (peerKey == null) throw new IOException("request before hello");
+    if (type != T_WRITE && type != T_READ) throw new IOException("unknown request type " + type);
+    if (payloadBytes < 0 || (type == T_READ && payloadBytes == 0)) throw new IOException("bad payload length " + payloadBytes);
+    int rest = entryCount - 1;
+    int need = ENTRY * entryCount;
+    if (entries.capacity() < need) entries = direct(Math.max(need, entries.capacity() * 2));
+    entries.clear();
+    entries.putLong(firstOffset).putLong(firstSize);
+    entries.limit(need);
+    if (rest == 0) {
+      entries.flip();
+      checkRequest();
+    } else stage = S_ENTRIES;
+  }
+
+  private void checkRequest() {
+    error = null;
+    region = backend.regions().get(memId);
+    if (region == null || !region.live()) {
+      refuse(TransportError.NOT_FOUND, "memory id " + memId + " is not registered here (or was deregistered)");
+    } else if (region.accessKey() != accessKey || region.address() != baseAddress) {
+      refuse(TransportError.NOT_FOUND, "descriptor for memory id " + memId + " does not match its registration");
+    } else if (!region.segment().scope().isAlive()) {
+      refuse(TransportError.BAD_STATE, "memory id " + memId + " was freed by its owner");
+    } else if (type == T_WRITE && region.segment().isReadOnly()) {
+      refuse(TransportError.INVALID_ARGS, "memory id " + memId + " is read-only");
+    } else {
+      long total = 0;
+      for (int i = 0; i < entryCount; i++) {
+        long off = entries.getLong(i * ENTRY);
+        long len = entries.getLong(i * ENTRY + 8);
+        if (!region.contains(off, len)) {
+          refuse(TransportError.INVALID_ARGS, "block " + i + " [offset " + off + ", size " + len
+              + "] lies outside memory id " + memId + " (size " + region.size() + ")");
+          break;
+        }
+        total += len;
+      }
+      if (error == null && total != payloadBytes)
+        refuse(TransportError.INVALID_ARGS, "blocks add up to " + total + " bytes but the request says " + payloadBytes);
+    }
+    if (type == T_WRITE) {
+      if (error == null) {
+        if (entryCount == 1) cursor.single(region, entries.getLong(0), entries.getLong(8));
+        else cursor.blocks(region, offsets(0), offsets(8), payloadBytes);
+        stage = S_PAYLOAD;
+      } else {
+        discardLeft = payloadBytes;
+        stage = discardLeft > 0 ? S_DISCARD : S_RESPOND;
+        if (discardLeft == 0) respond();
+      }
+    } else {
+      respond();
+    }
+  }
+
+  private long[] offsets(int field) {
+    long[] a = new long[entryCount];
+    for (int i = 0; i < entryCount; i++) a[i] = entries.getLong(i * ENTRY + field);
+    return a;
+  }
+
+  private void refuse(TransportError e, String text) {
+    error = e;
+    errorText = text;
+  }
+
+  private void hello(String key) {
+    long token = uid;
+    if (backend.acceptsToken(key, token)) {
+      peerKey = key;
+      notifications = backend.inbound().peer(key);
+      WireFormat.putResponse(resp, T_HELLO_OK, 0, seq, 0);
+      resp.flip();
+      sendResponse(null);
+    } else {
+      error = TransportError.NOT_FOUND;
+      errorText = "no handshake on record for engine '" + key + "' with that token";
+      closeAfterResponse = true;
+      respondError();
+    }
+  }
+
+  private void respond() {
+    if (type == T_WRITE && (flags & F_NOTIFY) != 0) record();
+    if (error != null) {
+      respondError();
+      return;
+    }
+    if (type == T_WRITE) {
+      WireFormat.putResponse(resp, T_WRITE_DONE, 0, seq, 0);
+      resp.flip();
+      sendResponse(null);
+    } else {
+      if (entryCount == 1) cursor.single(region, entries.getLong(0), entries.getLong(8));
+      else cursor.blocks(region, offsets(0), offsets(8), payloadBytes);
+      WireFormat.putResponse(resp, T_READ_DATA, 0, seq, payloadBytes);
+      resp.flip();
+      sendResponse(cursor);
+    }
+  }
+
+  private void record() {
+    if ((flags & F_PART) != 0) notifications.recordPart(uid, parts, error, errorText);
+    else notifications.record(uid, error, errorText);
+  }
+
+  private void respondError() {
+    byte[] text = errorText.getBytes(StandardCharsets.UTF_8);
+    int len = Math.min(text.length, MAX_SMALL_PAYLOAD);
+    message.clear();
+    message.put(text, 0, len).flip();
+    WireFormat.putResponse(resp, type == T_WRITE ? T_WRITE_DONE : type == T_READ ? T_READ_DATA : T_HELLO_OK,
+        error.wire(), seq, len);
+    resp.flip();
+    sendResponse(null);
+  }
+
+  private BlockCursor responding;
+
+  private void sendResponse(BlockCursor data) {
+    responding = data;
+    stage = S_RESPOND;
+    onWritable();
+  }
+
+  @Override
+  void onWritable() {
+    if (stage != S_RESPOND || dead) return;
+    try {
+      int n;
+      if (responding != null) {
+        n = 0;
+        if (resp.hasRemaining()) responding.iov[n++] = resp;
+        n += responding.fill(n);
+        long before = resp.remaining();
+        long w = write(responding.iov, n);
+        long payload = w - (before - resp.remaining());
+        if (payload > 0) responding.advance(payload);
+      } else {
+        iov2[0] = resp;
+        iov2[1] = message;
+        n = message.hasRemaining() && error != null ? 2 : 1;
+        write(iov2, n);
+      }
+      boolean done = !resp.hasRemaining() && (responding == null ? !(error != null && message.hasRemaining()) : responding.remaining() == 0);
+      if (!done) {
+        interest(SelectionKey.OP_WRITE);
+        return;
+      }
+      if (responding != null) responding.clear();
+      responding = null;
+      if (closeAfterResponse) {
+        closeQuietly("refused hello");
+        return;
+      }
+      error = null;
+      region = null;
+      stage = S_HEADER;
+      interest(SelectionKey.OP_READ);
+    } catch (IOException | RuntimeException e) {
+      fail(TransportError.TRANSPORT, e.toString());
+    }
+  }
+
+  @Override
+  void checkProgress(long now) {
+    // the target holds no transfers of its own; an idle initiator is not an error
+  }
+
+  private void closeQuietly(String why) {
+    log.debug("target connection from {} closed: {}", peerKey, why);
+    closeChannel();
+  }
+
+  @Override
+  void fail(TransportError error, String message) {
+    if (dead) return;
+    log.debug("target connection from {} failed: {}", peerKey, message);
+    closeChannel();
+    cursor.clear();
+  }
+}

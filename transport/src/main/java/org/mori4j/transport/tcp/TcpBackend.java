@@ -1,0 +1,330 @@
+package org.mori4j.transport.tcp;
+
+import static org.mori4j.transport.tcp.WireFormat.*;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.mori4j.transport.BackendListener;
+import org.mori4j.transport.CompletionSource;
+import org.mori4j.transport.InboundNotifications;
+import org.mori4j.transport.LocalRegion;
+import org.mori4j.transport.RegionTable;
+import org.mori4j.transport.TransferBackend;
+import org.mori4j.transport.TransferOp;
+import org.mori4j.transport.TransportError;
+import org.mori4j.transport.TransportException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The TCP backend: NIO sockets, several lanes per peer spread over the I/O loops, requests sent zero-copy
+ * from registered memory through direct views, large single transfers striped over every lane, batches
+ * sent as one request with vectored I/O. The handshake hands the initiator this backend's data address
+ * and a per-initiator token, which the initiator must present in its HELLO; a connection without one is
+ * refused.
+ */
+public final class TcpBackend implements TransferBackend {
+  private static final Logger log = LoggerFactory.getLogger(TcpBackend.class);
+
+  private final String engineKey;
+  private final TcpSettings settings;
+  private final RegionTable regions = new RegionTable();
+  private final InboundNotifications inbound = new InboundNotifications();
+  private final ConcurrentHashMap<String, Long> tokens = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, TcpPeer> peers = new ConcurrentHashMap<>();
+  private final SecureRandom random = new SecureRandom();
+  private final List<TcpIoLoop> loops = new ArrayList<>();
+  private final AtomicInteger nextLoop = new AtomicInteger();
+  private ServerSocketChannel server;
+  private InetSocketAddress boundAddress;
+  private volatile BackendListener listener = BackendListener.NONE;
+  private volatile boolean closed;
+
+  public TcpBackend(String engineKey, TcpSettings settings) {
+    this.engineKey = engineKey;
+    this.settings = settings;
+  }
+
+  @Override
+  public String name() {
+    return "TCP";
+  }
+
+  RegionTable regions() {
+    return regions;
+  }
+
+  /** Where the data listener is bound (after {@link #start}). */
+  public InetSocketAddress boundAddress() {
+    return boundAddress;
+  }
+
+  @Override
+  public void start(BackendListener listener) {
+    this.listener = listener;
+    try {
+      long timeout = settings.peerTimeout().toNanos();
+      for (int i = 0; i < settings.ioThreads(); i++) loops.add(new TcpIoLoop("tcp-io-" + engineKey + "-" + i, timeout));
+      server = ServerSocketChannel.open();
+      server.bind(new InetSocketAddress(settings.bindHost(), settings.bindPort()), 128);
+      server.configureBlocking(false);
+      boundAddress = (InetSocketAddress) server.getLocalAddress();
+      TcpIoLoop acceptLoop = loops.get(0);
+      server.register(acceptLoop.selector(), SelectionKey.OP_ACCEPT, (Runnable) this::acceptAll);
+      log.info("TCP backend of engine {} listening on {}", engineKey, boundAddress);
+    } catch (IOException e) {
+      close();
+      throw new TransportException(TransportError.TRANSPORT,
+          "TCP backend cannot listen on " + settings.bindHost() + ":" + settings.bindPort() + ": " + e.getMessage(), e);
+    }
+  }
+
+  private void acceptAll() {
+    try {
+      SocketChannel ch;
+      while ((ch = server.accept()) != null) {
+        configure(ch);
+        TcpIoLoop loop = pickLoop();
+        SocketChannel accepted = ch;
+        loop.execute(() -> {
+          try {
+            new TargetConnection(loop, accepted, this, settings.maxBatchEntries()).attach();
+          } catch (IOException e) {
+            log.warn("cannot register accepted connection", e);
+            closeQuietly(accepted);
+          }
+        });
+      }
+    } catch (IOException | IllegalStateException e) {
+      if (!closed) log.warn("accept failed on {}", boundAddress, e);
+    }
+  }
+
+  private TcpIoLoop pickLoop() {
+    return loops.get(Math.floorMod(nextLoop.getAndIncrement(), loops.size()));
+  }
+
+  private void configure(SocketChannel ch) throws IOException {
+    ch.configureBlocking(false);
+    ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+    ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+    if (settings.socketBufferBytes() > 0) {
+      ch.setOption(StandardSocketOptions.SO_SNDBUF, settings.socketBufferBytes());
+      ch.setOption(StandardSocketOptions.SO_RCVBUF, settings.socketBufferBytes());
+    }
+  }
+
+  @Override
+  public byte[] handshakeRequest(String peerKey) {
+    return engineKey.getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public byte[] acceptHandshake(String initiatorKey, byte[] request) {
+    if (closed) throw new TransportException(TransportError.BAD_STATE, "TCP backend of " + engineKey + " is closed");
+    String claimed = new String(request, StandardCharsets.UTF_8);
+    if (!claimed.equals(initiatorKey))
+      throw new TransportException(TransportError.INVALID_ARGS, "handshake names engine '" + claimed + "' but came from '" + initiatorKey + "'");
+    long token = random.nextLong();
+    tokens.put(initiatorKey, token);
+    byte[] host = boundAddress.getAddress().getHostAddress().getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(2 + host.length + 4 + 8).putShort((short) host.length).put(host)
+        .putInt(boundAddress.getPort()).putLong(token).array();
+  }
+
+  boolean acceptsToken(String initiatorKey, long token) {
+    Long t = tokens.get(initiatorKey);
+    return t != null && t == token;
+  }
+
+  @Override
+  public Object connect(String peerKey, byte[] reply) {
+    if (closed) throw new TransportException(TransportError.BAD_STATE, "TCP backend of " + engineKey + " is closed");
+    InetSocketAddress address;
+    long token;
+    try {
+      ByteBuffer b = ByteBuffer.wrap(reply);
+      int hl = b.getShort() & 0xffff;
+      if (hl > 255) throw new IllegalArgumentException("host length " + hl);
+      byte[] host = new byte[hl];
+      b.get(host);
+      address = new InetSocketAddress(new String(host, StandardCharsets.UTF_8), b.getInt());
+      token = b.getLong();
+    } catch (RuntimeException e) {
+      throw new TransportException(TransportError.INVALID_ARGS, "malformed TCP handshake reply from " + peerKey, e);
+    }
+    TcpPeer peer = new TcpPeer(peerKey, settings.connectionsPerPeer(), listener);
+    List<SocketChannel> opened = new ArrayList<>();
+    try {
+      for (int i = 0; i < peer.lanes.length; i++) {
+        SocketChannel ch = openAndHello(address, token, peerKey);
+        opened.add(ch);
+        configure(ch);
+        TcpIoLoop loop = pickLoop();
+        peer.lanes[i] = new InitiatorConnection(loop, ch, peer, settings.maxBatchEntries());
+      }
+      for (InitiatorConnection c : peer.lanes) attachOnLoop(c);
+    } catch (IOException | RuntimeException e) {
+      opened.forEach(TcpBackend::closeQuietly);
+      throw new TransportException(TransportError.TRANSPORT, "cannot open TCP data connection to " + peerKey + " at " + address + ": " + e.getMessage(), e);
+    }
+    TcpPeer old = peers.put(peerKey, peer);
+    if (old != null) old.lost(TransportError.PEER_LOST, "replaced by a new connection");
+    return peer;
+  }
+
+  private void attachOnLoop(InitiatorConnection c) throws IOException {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    c.loop.execute(() -> {
+      try {
+        c.attach();
+        done.complete(null);
+      } catch (IOException e) {
+        done.completeExceptionally(e);
+      }
+    });
+    try {
+      done.get(settings.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (Exception e) {
+      throw new IOException("I/O loop did not take the connection: " + e, e);
+    }
+  }
+
+  private SocketChannel openAndHello(InetSocketAddress address, long token, String peerKey) throws IOException {
+    int timeoutMs = (int) Math.min(Integer.MAX_VALUE, settings.connectTimeout().toMillis());
+    SocketChannel ch = SocketChannel.open();
+    try {
+      ch.socket().connect(address, timeoutMs);
+      ch.socket().setSoTimeout(timeoutMs);
+      byte[] key = engineKey.getBytes(StandardCharsets.UTF_8);
+      ByteBuffer hello = ByteBuffer.allocate(REQ_HEADER + ENTRY + key.length);
+      WireFormat.putRequest(hello, T_HELLO, 0, 1, 1, 0, token, 0, 0, 0, key.length);
+      hello.putLong(0).putLong(key.length).put(key).flip();
+      while (hello.hasRemaining()) ch.write(hello);
+      byte[] resp = ch.socket().getInputStream().readNBytes(RESP_HEADER);
+      if (resp.length < RESP_HEADER) throw new IOException("peer closed during hello");
+      ByteBuffer r = ByteBuffer.wrap(resp);
+      if (r.getInt(0) != RESP_MAGIC || r.get(5) != T_HELLO_OK) throw new IOException("bad hello response");
+      int status = r.get(6) & 0xff;
+      if (status != 0) {
+        InputStream in = ch.socket().getInputStream();
+        int len = (int) Math.min(MAX_SMALL_PAYLOAD, r.getLong(16));
+        throw new IOException("peer refused hello: " + new String(in.readNBytes(len), StandardCharsets.UTF_8));
+      }
+      ch.socket().setSoTimeout(0);
+      return ch;
+    } catch (IOException | RuntimeException e) {
+      closeQuietly(ch);
+      throw e;
+    }
+  }
+
+  @Override
+  public void disconnect(String peerKey, TransportError error, String reason) {
+    TcpPeer p = peers.remove(peerKey);
+    if (p != null) p.lost(error, reason);
+    tokens.remove(peerKey);
+  }
+
+  @Override
+  public boolean connected(String peerKey) {
+    TcpPeer p = peers.get(peerKey);
+    return p != null && p.alive();
+  }
+
+  @Override
+  public byte[] registerMemory(LocalRegion region) {
+    if (region.gpu()) throw new TransportException(TransportError.INVALID_ARGS, "the TCP backend moves host memory only in this build");
+    regions.put(region);
+    return new byte[0];
+  }
+
+  @Override
+  public void deregisterMemory(LocalRegion region) {
+    regions.remove(region.id());
+  }
+
+  @Override
+  public boolean canServe(LocalRegion local, boolean remoteGpu) {
+    return !local.gpu() && !remoteGpu;
+  }
+
+  @Override
+  public void submit(TransferOp op) {
+    if (!(op.peer() instanceof TcpPeer peer)) {
+      op.transferFailed(TransportError.BAD_STATE, "op has no TCP peer");
+      return;
+    }
+    if (!peer.alive()) {
+      op.transferFailed(TransportError.PEER_LOST, "peer " + peer.key + " lost: " + peer.lostReason());
+      return;
+    }
+    int lanes = peer.lanes.length;
+    if (lanes > 1 && op.blockCount() == 1 && op.totalBytes() >= settings.stripeThreshold()) {
+      stripe(op, peer);
+      return;
+    }
+    InitiatorConnection c = peer.lane();
+    op.lane = c;
+    c.loop.submit(op);
+  }
+
+  private void stripe(TransferOp op, TcpPeer peer) {
+    int parts = peer.lanes.length;
+    long total = op.totalBytes();
+    long chunk = (total + parts - 1) / parts;
+    AtomicInteger left = new AtomicInteger(parts);
+    for (int i = 0; i < parts; i++) {
+      long start = i * chunk;
+      long len = Math.min(chunk, total - start);
+      StripePart p = new StripePart(op, left, parts);
+      p.initSingle(op.kind(), op.local(), op.localOffset(0) + start, peer, op.remoteId(), op.remoteAccessKey(),
+          op.remoteAddress(), op.remoteOffset(0) + start, len, op.uid());
+      p.notifyTarget(op.notifyTarget());
+      p.lane = peer.lanes[i];
+      peer.lanes[i].loop.submit(p);
+    }
+  }
+
+  @Override
+  public List<CompletionSource> completionSources() {
+    return List.copyOf(loops);
+  }
+
+  @Override
+  public InboundNotifications inbound() {
+    return inbound;
+  }
+
+  @Override
+  public void close() {
+    if (closed) return;
+    closed = true;
+    for (TcpPeer p : peers.values()) p.lost(TransportError.BAD_STATE, "TCP backend closed");
+    peers.clear();
+    if (server != null) closeQuietly(server);
+    for (TcpIoLoop l : loops) l.close(2000);
+  }
+
+  private static void closeQuietly(java.nio.channels.Channel c) {
+    try {
+      c.close();
+    } catch (IOException e) {
+      log.debug("close", e);
+    }
+  }
+}

@@ -1,0 +1,85 @@
+package org.mori4j.transport.tcp;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import org.mori4j.transport.TransferOp;
+import org.mori4j.transport.TransportError;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the two ends of a data connection share: the channel, its selection key on the owning I/O loop,
+ * interest bookkeeping and the progress clock used to notice a silent peer. Every method runs on the
+ * loop's thread.
+ */
+abstract class TcpConnection {
+  static final Logger log = LoggerFactory.getLogger(TcpConnection.class);
+
+  final TcpIoLoop loop;
+  final SocketChannel channel;
+  SelectionKey key;
+  long lastProgressNanos = System.nanoTime();
+  boolean dead;
+
+  TcpConnection(TcpIoLoop loop, SocketChannel channel) {
+    this.loop = loop;
+    this.channel = channel;
+  }
+
+  /** Loop thread: registers for reads. */
+  void attach() throws IOException {
+    key = channel.register(loop.selector(), SelectionKey.OP_READ, this);
+    loop.add(this);
+  }
+
+  abstract void enqueue(TransferOp op);
+
+  abstract void onReadable();
+
+  abstract void onWritable();
+
+  abstract void checkProgress(long now);
+
+  /** Closes the connection and fails whatever it holds. Idempotent. */
+  abstract void fail(TransportError error, String message);
+
+  final void interest(int ops) {
+    if (key != null && key.isValid() && key.interestOps() != ops) key.interestOps(ops);
+  }
+
+  /** Reads into {@code b}; -1 on end of stream. */
+  final int read(ByteBuffer b) throws IOException {
+    int n = channel.read(b);
+    if (n > 0) lastProgressNanos = System.nanoTime();
+    return n;
+  }
+
+  final long read(ByteBuffer[] iov, int count) throws IOException {
+    long n = channel.read(iov, 0, count);
+    if (n > 0) lastProgressNanos = System.nanoTime();
+    return n;
+  }
+
+  final long write(ByteBuffer[] iov, int count) throws IOException {
+    long n = channel.write(iov, 0, count);
+    if (n > 0) lastProgressNanos = System.nanoTime();
+    return n;
+  }
+
+  final void closeChannel() {
+    dead = true;
+    loop.remove(this);
+    if (key != null) key.cancel();
+    try {
+      channel.close();
+    } catch (IOException e) {
+      log.debug("close", e);
+    }
+  }
+
+  static ByteBuffer direct(int size) {
+    return ByteBuffer.allocateDirect(size);
+  }
+}

@@ -1,0 +1,221 @@
+package org.mori4j.transport.tcp;
+
+import java.io.IOException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.mori4j.transport.CompletionSource;
+import org.mori4j.transport.OpQueue;
+import org.mori4j.transport.TransferOp;
+import org.mori4j.transport.TransportError;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One selector and the connections registered with it: the TCP backend's completion source. Only the
+ * thread that runs {@link #doWork()} touches the sockets; other threads hand it ops through a lock-free
+ * queue and control actions through a task queue, then wake it if it sleeps in {@code select}.
+ */
+final class TcpIoLoop implements CompletionSource {
+  private static final Logger log = LoggerFactory.getLogger(TcpIoLoop.class);
+  private static final long TIMER_PERIOD_NANOS = 50_000_000L;
+
+  private final String name;
+  private final Selector selector;
+  private final OpQueue ops = new OpQueue();
+  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private final List<TcpConnection> connections = new ArrayList<>();
+  private final AtomicBoolean sleeping = new AtomicBoolean();
+  private final AtomicInteger submitting = new AtomicInteger();
+  private final CountDownLatch closedLatch = new CountDownLatch(1);
+  private volatile boolean closing;
+  private volatile boolean closed;
+  private long nextTimerNanos;
+  final long peerTimeoutNanos;
+
+  TcpIoLoop(String name, long peerTimeoutNanos) throws IOException {
+    this.name = name;
+    this.selector = Selector.open();
+    this.peerTimeoutNanos = peerTimeoutNanos;
+  }
+
+  Selector selector() {
+    return selector;
+  }
+
+  /** Any thread: queue an op whose {@code lane} is a connection of this loop. */
+  void submit(TransferOp op) {
+    submitting.incrementAndGet();
+    try {
+      if (closing) {
+        op.transferFailed(TransportError.BAD_STATE, "TCP backend closed");
+        return;
+      }
+      ops.offer(op);
+    } finally {
+      submitting.decrementAndGet();
+    }
+    if (sleeping.get()) selector.wakeup();
+  }
+
+  /** Any thread: run {@code task} on the loop thread. */
+  void execute(Runnable task) {
+    if (closed) throw new IllegalStateException("I/O loop " + name + " is closed");
+    tasks.add(task);
+    selector.wakeup();
+  }
+
+  void add(TcpConnection c) {
+    connections.add(c);
+  }
+
+  void remove(TcpConnection c) {
+    connections.remove(c);
+  }
+
+  @Override
+  public int doWork() {
+    if (closed) return 0;
+    if (closing) {
+      shutdown();
+      return 1;
+    }
+    int work = 0;
+    Runnable t;
+    while ((t = tasks.poll()) != null) {
+      runSafely(t);
+      work++;
+    }
+    TransferOp op;
+    while ((op = ops.poll()) != null) {
+      TcpConnection c = (TcpConnection) op.lane;
+      c.enqueue(op);
+      work++;
+    }
+    try {
+      selector.selectNow();
+    } catch (IOException | ClosedSelectorException e) {
+      log.warn("{}: select failed", name, e);
+      return work;
+    }
+    work += processSelected();
+    long now = System.nanoTime();
+    if (now - nextTimerNanos >= 0) {
+      nextTimerNanos = now + TIMER_PERIOD_NANOS;
+      for (int i = connections.size() - 1; i >= 0; i--) connections.get(i).checkProgress(now);
+    }
+    return work;
+  }
+
+  private int processSelected() {
+    var keys = selector.selectedKeys();
+    if (keys.isEmpty()) return 0;
+    int n = 0;
+    for (Iterator<SelectionKey> it = keys.iterator(); it.hasNext(); ) {
+      SelectionKey k = it.next();
+      it.remove();
+      n++;
+      Object att = k.attachment();
+      if (!k.isValid()) continue;
+      if (att instanceof TcpConnection c) {
+        int ready = k.readyOps();
+        if ((ready & SelectionKey.OP_WRITE) != 0) c.onWritable();
+        if ((ready & SelectionKey.OP_READ) != 0 && k.isValid()) c.onReadable();
+      } else if (att instanceof Runnable acceptor) {
+        acceptor.run();
+      }
+    }
+    return n;
+  }
+
+  @Override
+  public void awaitWork(long maxNanos) {
+    if (closed) {
+      sleepQuietly(maxNanos);
+      return;
+    }
+    sleeping.set(true);
+    try {
+      if (!ops.isEmpty() || !tasks.isEmpty() || closing) return;
+      long ms = Math.max(1, TimeUnit.NANOSECONDS.toMillis(maxNanos));
+      selector.select(ms);
+    } catch (IOException | ClosedSelectorException e) {
+      sleepQuietly(maxNanos);
+    } finally {
+      sleeping.set(false);
+    }
+  }
+
+  @Override
+  public void wakeup() {
+    selector.wakeup();
+  }
+
+  @Override
+  public boolean isClosed() {
+    return closed;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  /** Asks the loop to close; waits for it to finish, or closes from here if the loop is not being driven. */
+  void close(long waitMillis) {
+    closing = true;
+    selector.wakeup();
+    try {
+      if (!closedLatch.await(waitMillis, TimeUnit.MILLISECONDS)) {
+        synchronized (this) {
+          shutdown();
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private synchronized void shutdown() {
+    if (closed) return;
+    while (submitting.get() != 0) Thread.onSpinWait();
+    TransferOp op;
+    while ((op = ops.poll()) != null) op.transferFailed(TransportError.BAD_STATE, "TCP backend closed");
+    Runnable t;
+    while ((t = tasks.poll()) != null) runSafely(t);
+    for (TcpConnection c : new ArrayList<>(connections)) c.fail(TransportError.BAD_STATE, "TCP backend closed");
+    connections.clear();
+    try {
+      for (SelectionKey k : selector.keys()) k.channel().close();
+      selector.close();
+    } catch (IOException e) {
+      log.debug("{}: close", name, e);
+    }
+    closed = true;
+    closedLatch.countDown();
+  }
+
+  private void runSafely(Runnable t) {
+    try {
+      t.run();
+    } catch (RuntimeException e) {
+      log.error("{}: task failed", name, e);
+    }
+  }
+
+  private static void sleepQuietly(long nanos) {
+    try {
+      TimeUnit.NANOSECONDS.sleep(Math.min(nanos, 10_000_000L));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

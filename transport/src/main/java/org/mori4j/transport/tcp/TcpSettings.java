@@ -1,0 +1,21 @@
+package org.mori4j.transport.tcp;
+
+import java.time.Duration;
+
+/**
+ * Everything the TCP backend needs to know, already checked by the engine.
+ *
+ * @param bindHost           address the data listener binds (the engine's host)
+ * @param bindPort           data listener port, 0 for a free one
+ * @param connectionsPerPeer lanes opened to each peer
+ * @param ioThreads          I/O loops
+ * @param stripeThreshold    single transfers at least this large are split over all lanes of a peer
+ * @param socketBufferBytes  SO_SNDBUF/SO_RCVBUF, 0 for the kernel's autotuning
+ * @param peerTimeout        silence with transfers outstanding that loses the peer
+ * @param connectTimeout     limit for connect plus hello
+ * @param maxBatchEntries    most blocks in one request (bounds the target's entry buffer)
+ * @param enableNotification whether inbound writes are recorded for the application
+ */
+public record TcpSettings(String bindHost, int bindPort, int connectionsPerPeer, int ioThreads, long stripeThreshold,
+                          int socketBufferBytes, Duration peerTimeout, Duration connectTimeout, int maxBatchEntries,
+                          boolean enableNotification) {}
