@@ -1,0 +1,50 @@
+package org.mori4j.bench;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * The bytes a benchmark row moves: a pseudo-random pattern that depends on a per-row seed and on the byte's
+ * offset in the buffer, so a block that landed at the wrong offset, a stale block from an earlier row, or a
+ * zero page all fail the check. Defined by absolute buffer offset (not by block) because blocks of a big
+ * point reuse buffer slots, and a reused slot must hold the same bytes whichever block wrote it last.
+ */
+public final class DataPattern {
+  private static final ValueLayout.OfLong WORD = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  private DataPattern() {}
+
+  /** The byte at buffer offset {@code x} for {@code seed}. */
+  public static byte byteAt(long seed, long x) {
+    return (byte) (word(seed, x >>> 3) >>> ((x & 7) * 8));
+  }
+
+  private static long word(long seed, long k) {
+    // SplitMix64 finaliser: cheap, and neighbouring words share no obvious bytes
+    long z = seed + (k + 1) * 0x9E3779B97F4A7C15L;
+    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+    return z ^ (z >>> 31);
+  }
+
+  /** Writes the pattern over {@code [0, length)} of {@code seg}, rounded up to whole 8-byte words within the segment. */
+  public static void fill(MemorySegment seg, long length, long seed) {
+    long words = Math.min(seg.byteSize(), length + 7) >>> 3;
+    for (long k = 0; k < words; k++) seg.set(WORD, k << 3, word(seed, k));
+    for (long x = words << 3; x < Math.min(length, seg.byteSize()); x++) seg.set(ValueLayout.JAVA_BYTE, x, byteAt(seed, x));
+  }
+
+  /**
+   * Checks {@code length} bytes of {@code seg} starting at {@code segOffset} against the pattern at buffer
+   * offset {@code bufferOffset}.
+   *
+   * @return the index (relative to {@code segOffset}) of the first wrong byte, or -1 when all match
+   */
+  public static long firstMismatch(MemorySegment seg, long segOffset, long bufferOffset, long length, long seed) {
+    for (long i = 0; i < length; i++) {
+      if (seg.get(ValueLayout.JAVA_BYTE, segOffset + i) != byteAt(seed, bufferOffset + i)) return i;
+    }
+    return -1;
+  }
+}

@@ -1,0 +1,193 @@
+package org.mori4j.bench;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+import java.util.List;
+import org.mori4j.io.IoEngine;
+import org.mori4j.io.IoEngineSession;
+import org.mori4j.io.MemoryDesc;
+import org.mori4j.io.TransferStatus;
+
+/**
+ * Measures mori4j rows the way MORI's benchmark does: per iteration, issue {@code batchSize} transfers of
+ * {@code msgSize} bytes (one {@code batchWrite}/{@code batchRead} call with {@code --enable-batch-transfer},
+ * otherwise one call per block; through an {@link IoEngineSession} with {@code --enable-sess}), wait for all of
+ * them, and record the iteration's wall time. Everything an iteration needs (offset arrays, status slots,
+ * argument lists) is built before the timed loop so that the loop measures the engine, not the benchmark.
+ * After the measured iterations each row checks a sample of the moved bytes and throws
+ * {@link IntegrityException} if any is wrong: a fast wrong answer is not a result.
+ */
+public final class EngineBenchmark {
+  /** Bytes checked at the head and at the tail of each sampled block. */
+  static final int SAMPLE_BYTES = 256;
+
+  /** Direction of the measured transfers. */
+  public enum Op { READ, WRITE }
+
+  /** A wrong byte in the integrity sample of a row. */
+  public static final class IntegrityException extends RuntimeException {
+    public IntegrityException(String message) {
+      super(message);
+    }
+  }
+
+  /** A transfer of the benchmark did not succeed. */
+  public static final class TransferFailedException extends RuntimeException {
+    public TransferFailedException(String message) {
+      super(message);
+    }
+  }
+
+  private final IoEngine engine;
+  private final MemoryDesc local;
+  private final MemorySegment localSeg;
+  private final MemoryDesc remote;
+  private final MemoryDesc scratch;
+  private final MemorySegment scratchSeg;
+  private final IoEngineSession session;
+  private final Op op;
+  private final boolean batchCall;
+  private long rowSeed = System.nanoTime();
+
+  /**
+   * @param local      registered local buffer ({@code localSeg})
+   * @param remote     the target's buffer
+   * @param scratch    a small registered local buffer ({@code scratchSeg}, at least 2 x {@link #SAMPLE_BYTES}) for
+   *                   reading samples back after writes
+   * @param session    the session to use, or null for engine-level calls
+   * @param batchCall  one batch call per iteration instead of one call per block
+   */
+  public EngineBenchmark(IoEngine engine, MemoryDesc local, MemorySegment localSeg, MemoryDesc remote, MemoryDesc scratch,
+                         MemorySegment scratchSeg, IoEngineSession session, Op op, boolean batchCall) {
+    this.engine = engine;
+    this.local = local;
+    this.localSeg = localSeg;
+    this.remote = remote;
+    this.scratch = scratch;
+    this.scratchSeg = scratchSeg;
+    this.session = session;
+    this.op = op;
+    this.batchCall = batchCall;
+  }
+
+  /** Bytes both sides can address: blocks cycle over this many bytes. */
+  public long capacity() {
+    return Math.min(local.size(), remote.size());
+  }
+
+  /** Runs one point: warm-up, measured iterations, integrity check. */
+  public ResultRow run(SweepPlan.Point p, int iters, int warmup) {
+    long msg = p.msgSize();
+    int batch = p.batchSize();
+    long[] offsets = SweepPlan.offsets(msg, batch, capacity());
+    int slots = SweepPlan.slots(msg, batch, capacity());
+    long used = slots * msg;
+    long seed = ++rowSeed * 0x2545F4914F6CDD1DL;
+    prepare(used, seed, slots, msg);
+
+    Iteration it = new Iteration(offsets, msg);
+    for (int i = 0; i < warmup; i++) it.run();
+    long[] lat = new long[iters];
+    for (int i = 0; i < iters; i++) {
+      long t0 = System.nanoTime();
+      it.run();
+      lat[i] = System.nanoTime() - t0;
+    }
+    verify(p, seed, slots, msg);
+    return ResultRow.fromLatencies(msg, batch, lat);
+  }
+
+  /** Puts the row's pattern where the measured transfers read it: the local buffer, or (for reads) the target. */
+  private void prepare(long used, long seed, int slots, long msg) {
+    DataPattern.fill(localSeg, used, seed);
+    if (op == Op.WRITE) return;
+    // reads must fetch bytes of this row: write the pattern to the target (untimed), then wipe the local copy
+    for (int s = 0; s < slots; s++) check(engine.write(local, s * msg, remote, s * msg, msg, engine.allocateTransferUid()).await(), "prepare");
+    localSeg.asSlice(0, used).fill((byte) 0);
+  }
+
+  private void verify(SweepPlan.Point p, long seed, int slots, long msg) {
+    int[] sampled = slots == 1 ? new int[] {0} : new int[] {0, slots / 2, slots - 1};
+    long n = Math.min(msg, SAMPLE_BYTES);
+    for (int s : Arrays.stream(sampled).distinct().toArray()) {
+      long base = s * msg;
+      for (long off : new long[] {base, base + msg - n}) {
+        MemorySegment where;
+        long segOff;
+        if (op == Op.WRITE) {
+          // the bytes are on the target: fetch them back into the scratch buffer
+          check(engine.read(scratch, 0, remote, off, n, engine.allocateTransferUid()).await(), "integrity read-back");
+          where = scratchSeg;
+          segOff = 0;
+        } else {
+          where = localSeg;
+          segOff = off;
+        }
+        long bad = DataPattern.firstMismatch(where, segOff, off, n, seed);
+        if (bad >= 0) {
+          long at = off + bad;
+          throw new IntegrityException(String.format(
+              "data integrity check failed for %s of %d x %d B: byte at buffer offset %d is 0x%02x, expected 0x%02x",
+              op.name().toLowerCase(), p.batchSize(), msg, at, where.get(ValueLayout.JAVA_BYTE, segOff + bad),
+              DataPattern.byteAt(seed, at)));
+        }
+      }
+    }
+  }
+
+  private static void check(TransferStatus s, String what) {
+    if (!s.succeeded()) throw new TransferFailedException(what + " failed: " + s.code() + " " + s.message());
+  }
+
+  /** One iteration's pre-built arguments. */
+  private final class Iteration {
+    private final long[] offsets;
+    private final long[] sizes;
+    private final long msg;
+    private final TransferStatus[] statuses;
+    private final List<MemoryDesc> locals = List.of(local);
+    private final List<MemoryDesc> remotes = List.of(remote);
+    private final List<long[]> offsetList;
+    private final List<long[]> sizeList;
+    private final long[] uids = new long[1];
+
+    Iteration(long[] offsets, long msg) {
+      this.offsets = offsets;
+      this.msg = msg;
+      this.sizes = new long[offsets.length];
+      Arrays.fill(sizes, msg);
+      this.statuses = new TransferStatus[offsets.length];
+      this.offsetList = List.<long[]>of(offsets);
+      this.sizeList = List.<long[]>of(sizes);
+    }
+
+    void run() {
+      if (batchCall) {
+        if (session != null) {
+          long uid = session.allocateTransferUid();
+          check((op == Op.WRITE ? session.batchWrite(offsets, offsets, sizes, uid)
+              : session.batchRead(offsets, offsets, sizes, uid)).await(), op + " batch");
+        } else {
+          uids[0] = engine.allocateTransferUid();
+          List<TransferStatus> all = op == Op.WRITE
+              ? engine.batchWrite(locals, offsetList, remotes, offsetList, sizeList, uids)
+              : engine.batchRead(locals, offsetList, remotes, offsetList, sizeList, uids);
+          for (TransferStatus s : all) check(s.await(), op + " batch");
+        }
+        return;
+      }
+      for (int j = 0; j < offsets.length; j++) {
+        long off = offsets[j];
+        if (session != null) {
+          long uid = session.allocateTransferUid();
+          statuses[j] = op == Op.WRITE ? session.write(off, off, msg, uid) : session.read(off, off, msg, uid);
+        } else {
+          long uid = engine.allocateTransferUid();
+          statuses[j] = op == Op.WRITE ? engine.write(local, off, remote, off, msg, uid) : engine.read(local, off, remote, off, msg, uid);
+        }
+      }
+      for (TransferStatus s : statuses) check(s.await(), op.name());
+    }
+  }
+}

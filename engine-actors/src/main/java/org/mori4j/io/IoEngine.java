@@ -1,0 +1,344 @@
+package org.mori4j.io;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigValueFactory;
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorRefResolver;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.DispatcherSelector;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.pattern.StatusReply;
+import org.mori4j.io.internal.EngineActor;
+import org.mori4j.io.internal.EngineMessages;
+import org.mori4j.io.internal.EngineSettings;
+import org.mori4j.io.internal.Routes;
+import org.mori4j.io.internal.TransferPath;
+import org.mori4j.transport.TransferOp;
+
+/**
+ * The MORI-IO engine for the JVM: create backends, register memory and remote engines, and move bytes with
+ * one-sided reads and writes, batches and sessions. Control calls block until the engine actor has done
+ * them and throw {@link IoEngineException} on failure; transfer calls never block and never throw: they
+ * return a {@link TransferStatus} at once. The engine is an actor ({@link #actorRef()}); this class is a
+ * thin facade over it. Close it to fail what is in flight and free every socket and thread.
+ */
+public final class IoEngine implements AutoCloseable {
+  private static final ConcurrentHashMap<String, IoEngine> LIVE = new ConcurrentHashMap<>();
+
+  private final String key;
+  private final ActorSystem<?> system;
+  private final boolean ownsSystem;
+  private final ActorRef<IoEngineProtocol.Command> engine;
+  private final TransferPath path;
+  private final EngineSettings settings;
+  private volatile boolean closed;
+
+  private IoEngine(String key, ActorSystem<?> system, boolean ownsSystem, ActorRef<IoEngineProtocol.Command> engine,
+                   TransferPath path, EngineSettings settings) {
+    this.key = key;
+    this.system = system;
+    this.ownsSystem = ownsSystem;
+    this.engine = engine;
+    this.path = path;
+    this.settings = settings;
+  }
+
+  /**
+   * Starts an engine with its own ActorSystem, whose remoting binds {@code config.host():config.port()}
+   * (port 0 picks a free port). Engines in other processes reach it through its {@link #engineDesc()}.
+   */
+  public static IoEngine create(String key, IoEngineConfig config) {
+    checkKey(key);
+    if (config == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "config must not be null");
+    Config base = ConfigFactory.load();
+    EngineSettings s = EngineSettings.from(base);
+    Config cfg = ConfigFactory.empty()
+        .withValue("pekko.actor.provider", ConfigValueFactory.fromAnyRef("remote"))
+        .withValue("pekko.remote.artery.canonical.hostname", ConfigValueFactory.fromAnyRef(config.host()))
+        .withValue("pekko.remote.artery.canonical.port", ConfigValueFactory.fromAnyRef(config.port()))
+        .withFallback(base);
+    reserve(key);
+    TransferPath path = new TransferPath(key, s.awaitSpinNanos());
+    try {
+      var holder = new Object() { ActorSystem<IoEngineProtocol.Command> sys; };
+      holder.sys = ActorSystem.create(org.apache.pekko.actor.typed.javadsl.Behaviors.setup(ctx -> {
+        var addr = ctx.getSystem().address();
+        EngineActor.Identity id = new EngineActor.Identity(key, nodeId(), addr.getHost().orElse(config.host()),
+            (Integer) addr.getPort().orElse(config.port()), ProcessHandle.current().pid());
+        return EngineActor.create(id, s, path, config.host());
+      }), s.systemName(), cfg, org.apache.pekko.actor.typed.Props.empty().withNext(DispatcherSelector.fromConfig("mori4j.dispatchers.engine")));
+      IoEngine e = new IoEngine(key, holder.sys, true, holder.sys, path, s);
+      LIVE.put(key, e);
+      return e;
+    } catch (RuntimeException ex) {
+      LIVE.remove(key);
+      throw new IoEngineException(StatusCode.ERR_TRANSPORT, "cannot start engine '" + key + "' on " + config.host() + ":" + config.port() + ": " + ex.getMessage(), ex);
+    }
+  }
+
+  /**
+   * Starts an engine inside the application's ActorSystem (as a system actor). Engines in other processes
+   * can reach it only if that system has remoting enabled; its descriptor then carries that address.
+   */
+  public static IoEngine create(ActorSystem<?> system, String key, IoEngineConfig config) {
+    checkKey(key);
+    if (system == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "system must not be null");
+    if (config == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "config must not be null");
+    EngineSettings s = EngineSettings.from(system.settings().config());
+    reserve(key);
+    try {
+      TransferPath path = new TransferPath(key, s.awaitSpinNanos());
+      var addr = system.address();
+      EngineActor.Identity id = new EngineActor.Identity(key, nodeId(), addr.getHost().orElse(config.host()),
+          (Integer) addr.getPort().orElse(config.port()), ProcessHandle.current().pid());
+      ActorRef<IoEngineProtocol.Command> ref = system.systemActorOf(EngineActor.create(id, s, path, config.host()),
+          "mori4j-engine-" + java.net.URLEncoder.encode(key, java.nio.charset.StandardCharsets.UTF_8),
+          DispatcherSelector.fromConfig("mori4j.dispatchers.engine"));
+      IoEngine e = new IoEngine(key, system, false, ref, path, s);
+      LIVE.put(key, e);
+      return e;
+    } catch (RuntimeException ex) {
+      LIVE.remove(key);
+      throw new IoEngineException(StatusCode.ERR_BAD_STATE, "cannot start engine '" + key + "': " + ex.getMessage(), ex);
+    }
+  }
+
+  private static void checkKey(String key) {
+    if (key == null || key.isBlank()) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "engine key must not be null or blank: '" + key + "'");
+    if (key.length() > 255) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "engine key longer than 255 characters: " + key.length());
+  }
+
+  private static void reserve(String key) {
+    if (LIVE.putIfAbsent(key, PLACEHOLDER) != null)
+      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "an engine with key '" + key + "' is already open in this JVM");
+  }
+
+  private static final IoEngine PLACEHOLDER = new IoEngine("", null, false, null, null, null);
+
+  private static String nodeId() {
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (Exception e) {
+      return "unknown";
+    }
+  }
+
+  public String key() {
+    return key;
+  }
+
+  /** This engine's descriptor, to be passed to other engines. */
+  public EngineDesc engineDesc() {
+    return ask(IoEngineProtocol.GetEngineDesc::new);
+  }
+
+  public void createBackend(BackendType type, BackendConfig config) {
+    if (type == null || config == null)
+      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "type and config must not be null (type " + type + ")");
+    if (config.type() != type)
+      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "backend type " + type + " does not match its config " + config.getClass().getSimpleName());
+    this.<Done>askStatus(r -> new IoEngineProtocol.CreateBackend(config, r));
+  }
+
+  public void removeBackend(BackendType type) {
+    this.<Done>askStatus(r -> new IoEngineProtocol.RemoveBackend(type, r));
+  }
+
+  /** Registers a remote engine and connects every backend both engines have; throws if none can connect. */
+  public void registerRemoteEngine(EngineDesc remote) {
+    this.<Done>askStatus(r -> new IoEngineProtocol.RegisterRemoteEngine(remote, r));
+  }
+
+  public void deregisterRemoteEngine(EngineDesc remote) {
+    this.<Done>askStatus(r -> new IoEngineProtocol.DeregisterRemoteEngine(remote, r));
+  }
+
+  /** Registers host memory; the segment must be native (off-heap) and stay alive while registered. */
+  public MemoryDesc registerMemory(MemorySegment hostMemory) {
+    return askStatus(r -> new IoEngineProtocol.RegisterMemory(hostMemory, MemoryLocationType.CPU, -1, r));
+  }
+
+  /**
+   * Registers memory by raw address, as MORI does. For CPU memory the caller vouches that
+   * {@code [address, address+size)} is mapped and stays so while registered: the JVM cannot check a raw pointer.
+   */
+  public MemoryDesc registerMemory(long address, long size, int deviceId, MemoryLocationType loc) {
+    if (loc == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "loc must not be null");
+    if (address == 0) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "address must not be 0");
+    if (size <= 0) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "size must be positive: " + size);
+    if (address + size < address && address + size != 0)
+      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "address 0x" + Long.toHexString(address) + " + size " + size + " wraps around");
+    return askStatus(r -> new IoEngineProtocol.RegisterMemory(MemorySegment.ofAddress(address).reinterpret(size), loc, deviceId, r));
+  }
+
+  public void deregisterMemory(MemoryDesc desc) {
+    this.<Done>askStatus(r -> new IoEngineProtocol.DeregisterMemory(desc, r));
+  }
+
+  /** Makes this engine answer {@link #lookupMemory} from other engines for {@code name}. */
+  public void publishMemory(String name, MemoryDesc desc) {
+    this.<Done>askStatus(r -> new IoEngineProtocol.PublishMemory(name, desc, r));
+  }
+
+  /** Asks the engine whose control plane listens at {@code host:port} (a standalone engine) for its descriptor. */
+  public EngineDesc discover(String host, int port) {
+    if (host == null || port <= 0 || port > 65535)
+      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "bad address " + host + ":" + port);
+    ActorRef<IoEngineProtocol.Command> remote = resolve("pekko://" + settings.systemName() + "@" + host + ":" + port + "/user");
+    return askOther(remote, IoEngineProtocol.GetEngineDesc::new, "engine at " + host + ":" + port);
+  }
+
+  /** Looks up a descriptor that {@code remote} published under {@code name}. */
+  public Optional<MemoryDesc> lookupMemory(EngineDesc remote, String name) {
+    if (remote == null || name == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "remote and name must not be null");
+    IoEngineProtocol.MemoryLookup r = askOther(resolve(remote.controlPath()),
+        ref -> new IoEngineProtocol.LookupMemory(name, ref), "engine '" + remote.key() + "'");
+    return r.desc();
+  }
+
+  private ActorRef<IoEngineProtocol.Command> resolve(String path) {
+    try {
+      return ActorRefResolver.get(system).resolveActorRef(path);
+    } catch (RuntimeException e) {
+      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "cannot resolve control address '" + path + "': " + e.getMessage(), e);
+    }
+  }
+
+  public long allocateTransferUid() {
+    return path.allocateUid();
+  }
+
+  public TransferStatus read(MemoryDesc localDst, long localOffset, MemoryDesc remoteSrc, long remoteOffset, long size, long uid) {
+    return path.single(TransferOp.READ, localDst, localOffset, remoteSrc, remoteOffset, size, uid);
+  }
+
+  public TransferStatus write(MemoryDesc localSrc, long localOffset, MemoryDesc remoteDst, long remoteOffset, long size, long uid) {
+    return path.single(TransferOp.WRITE, localSrc, localOffset, remoteDst, remoteOffset, size, uid);
+  }
+
+  /** One status per (local, remote) pair; pair {@code i} moves {@code sizes[i][j]} bytes per block. */
+  public List<TransferStatus> batchRead(List<MemoryDesc> localDst, List<long[]> localOffsets, List<MemoryDesc> remoteSrc,
+                                        List<long[]> remoteOffsets, List<long[]> sizes, long[] uids) {
+    return path.batches(TransferOp.READ, localDst, localOffsets, remoteSrc, remoteOffsets, sizes, uids);
+  }
+
+  public List<TransferStatus> batchWrite(List<MemoryDesc> localSrc, List<long[]> localOffsets, List<MemoryDesc> remoteDst,
+                                         List<long[]> remoteOffsets, List<long[]> sizes, long[] uids) {
+    return path.batches(TransferOp.WRITE, localSrc, localOffsets, remoteDst, remoteOffsets, sizes, uids);
+  }
+
+  /**
+   * A session between a registered local region and a remote one; empty when no backend of this engine can
+   * serve the pair. Throws {@link IoEngineException} when a descriptor is not registered.
+   */
+  public Optional<IoEngineSession> createSession(MemoryDesc local, MemoryDesc remote) {
+    Routes r = path.routes();
+    if (r.closed()) throw new IoEngineException(StatusCode.ERR_BAD_STATE, "engine '" + key + "' is closed");
+    if (local == null || remote == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "local and remote must not be null");
+    Routes.Local l = r.locals().get(local.id());
+    if (!local.engineKey().equals(key) || l == null || l.desc().accessKey() != local.accessKey())
+      throw new IoEngineException(StatusCode.ERR_NOT_FOUND, "local memory id " + local.id() + " of engine '" + local.engineKey() + "' is not registered with this engine");
+    Routes.Peer p = r.peers().get(remote.engineKey());
+    if (p == null) throw new IoEngineException(StatusCode.ERR_NOT_FOUND, "remote engine '" + remote.engineKey() + "' is not registered");
+    for (Routes.Backend b : r.backends()) {
+      Object handle = p.handles().get(b.type());
+      if (handle == null || !b.backend().canServe(l.region(), remote.location() == MemoryLocationType.GPU)) continue;
+      IoEngineSession s = new IoEngineSession(path, l, remote, b, handle);
+      ask((ActorRef<Done> ref) -> new EngineMessages.OpenSession(local.id(), remote.engineKey(), s, ref));
+      return Optional.of(s);
+    }
+    return Optional.empty();
+  }
+
+  /** Target side: whether transfer {@code uid} from engine {@code remoteEngineKey} landed (and is now forgotten). */
+  public Optional<TransferStatus> popInboundTransferStatus(String remoteEngineKey, long uid) {
+    if (remoteEngineKey == null) return Optional.empty();
+    return EngineActor.popInbound(path.routes(), remoteEngineKey, uid);
+  }
+
+  /** Waits for all statuses; returns SUCCESS, the first failure's code, or ERR_TIMEOUT if time ran out. */
+  public StatusCode waitAll(Collection<TransferStatus> statuses, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    StatusCode result = StatusCode.SUCCESS;
+    for (TransferStatus s : statuses) {
+      long left = deadline - System.nanoTime();
+      if (!s.await(Duration.ofNanos(Math.max(0, left)))) return StatusCode.ERR_TIMEOUT;
+      if (s.failed() && result == StatusCode.SUCCESS) result = s.code();
+    }
+    return result;
+  }
+
+  /** The actor-message API: the engine actor. */
+  public ActorRef<IoEngineProtocol.Command> actorRef() {
+    return engine;
+  }
+
+  /** The ActorSystem the engine runs in. */
+  public ActorSystem<?> actorSystem() {
+    return system;
+  }
+
+  /** Fails what is in flight, closes every backend, and stops the engine (and its ActorSystem, if it owns one). */
+  @Override
+  public void close() {
+    if (closed) return;
+    closed = true;
+    try {
+      AskPattern.ask(engine, (ActorRef<Done> r) -> new EngineMessages.Shutdown(r), settings.askTimeout(), system.scheduler())
+          .toCompletableFuture().get(settings.askTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (Exception e) {
+      // the engine actor is gone or stuck; the system shutdown below still releases its resources
+    } finally {
+      if (ownsSystem) {
+        system.terminate();
+        try {
+          system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+          // best effort: the system's threads are daemon-free but terminate on their own
+        }
+      }
+      LIVE.remove(key, this);
+    }
+  }
+
+  private <T> T ask(Function<ActorRef<T>, IoEngineProtocol.Command> make) {
+    return askOther(engine, make, "engine '" + key + "'");
+  }
+
+  private <T> T askOther(ActorRef<IoEngineProtocol.Command> target, Function<ActorRef<T>, IoEngineProtocol.Command> make, String who) {
+    if (closed) throw new IoEngineException(StatusCode.ERR_BAD_STATE, "engine '" + key + "' is closed");
+    try {
+      return AskPattern.ask(target, make::apply, settings.askTimeout(), system.scheduler())
+          .toCompletableFuture().get(settings.askTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      throw new IoEngineException(StatusCode.ERR_TIMEOUT, "no answer from " + who + " within " + settings.askTimeout().toMillis() + " ms", e.getCause());
+    } catch (TimeoutException e) {
+      throw new IoEngineException(StatusCode.ERR_TIMEOUT, "no answer from " + who + " within " + settings.askTimeout().toMillis() + " ms", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IoEngineException(StatusCode.ERR_BAD_STATE, "interrupted while waiting for " + who, e);
+    }
+  }
+
+  private <T> T askStatus(Function<ActorRef<StatusReply<T>>, IoEngineProtocol.Command> make) {
+    if (closed) throw new IoEngineException(StatusCode.ERR_BAD_STATE, "engine '" + key + "' is closed");
+    StatusReply<T> reply = ask(make);
+    if (reply.isSuccess()) return reply.getValue();
+    Throwable err = reply.getError();
+    if (err instanceof IoEngineException ie) throw new IoEngineException(ie.code(), ie.getMessage());
+    throw new IoEngineException(StatusCode.ERR_BAD_STATE, err.getMessage(), err);
+  }
+}

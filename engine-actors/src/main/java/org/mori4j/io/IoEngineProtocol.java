@@ -1,0 +1,96 @@
+package org.mori4j.io;
+
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Optional;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.pattern.StatusReply;
+import org.mori4j.io.internal.ControlMessage;
+
+/**
+ * The actor-message API of an engine: what {@link IoEngine#actorRef()} accepts. Every command is an
+ * immutable record with a {@code replyTo}. Control commands answer with a {@link StatusReply} (an error
+ * carries an {@link IoEngineException}); transfer commands answer once, with the final
+ * {@link TransferStatus}, when the transfer is done. An application actor uses it like this:
+ *
+ * <pre>{@code
+ * ActorRef<IoEngineProtocol.Command> engine = ioEngine.actorRef();
+ * context.ask(TransferStatus.class, engine,
+ *     Duration.ofSeconds(5),
+ *     replyTo -> new IoEngineProtocol.Write(local, 0, remote, 0, 4096, uid, replyTo),
+ *     (status, failure) -> new BlockMoved(status, failure));
+ * }</pre>
+ *
+ * {@link GetEngineDesc} and {@link LookupMemory} may also come from other processes (discovery); all other
+ * commands are for actors in the engine's own JVM.
+ */
+public final class IoEngineProtocol {
+  private IoEngineProtocol() {}
+
+  /** Every command an engine actor accepts. */
+  public sealed interface Command permits CreateBackend, RemoveBackend, RegisterRemoteEngine, DeregisterRemoteEngine,
+      RegisterMemory, DeregisterMemory, Read, Write, BatchRead, BatchWrite, PopInboundTransferStatus, GetEngineDesc,
+      PublishMemory, LookupMemory, AllocateTransferUid, Internal {}
+
+  /**
+   * The engine's own messages (results of its asynchronous steps, messages between engines). Applications
+   * have no reason to implement or send them.
+   */
+  public non-sealed interface Internal extends Command {}
+
+  public record CreateBackend(BackendConfig config, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  public record RemoveBackend(BackendType type, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  /** Registers a remote engine and opens the data path of every backend both engines have. */
+  public record RegisterRemoteEngine(EngineDesc desc, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  public record DeregisterRemoteEngine(EngineDesc desc, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  /** Registers host memory given as a native segment. */
+  public record RegisterMemory(MemorySegment memory, MemoryLocationType location, int deviceId,
+                               ActorRef<StatusReply<MemoryDesc>> replyTo) implements Command {}
+
+  public record DeregisterMemory(MemoryDesc desc, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  /** Reads {@code size} bytes of {@code remoteSrc} into {@code localDst}; the reply comes when it is done. */
+  public record Read(MemoryDesc localDst, long localOffset, MemoryDesc remoteSrc, long remoteOffset, long size,
+                     long uid, ActorRef<TransferStatus> replyTo) implements Command {}
+
+  /** Writes {@code size} bytes of {@code localSrc} into {@code remoteDst}; the reply comes when it is done. */
+  public record Write(MemoryDesc localSrc, long localOffset, MemoryDesc remoteDst, long remoteOffset, long size,
+                      long uid, ActorRef<TransferStatus> replyTo) implements Command {}
+
+  /** One batch entry: many blocks between one (local, remote) pair; the reply comes when all are done. */
+  public record BatchRead(MemoryDesc localDst, long[] localOffsets, MemoryDesc remoteSrc, long[] remoteOffsets,
+                          long[] sizes, long uid, ActorRef<TransferStatus> replyTo) implements Command {}
+
+  public record BatchWrite(MemoryDesc localSrc, long[] localOffsets, MemoryDesc remoteDst, long[] remoteOffsets,
+                           long[] sizes, long uid, ActorRef<TransferStatus> replyTo) implements Command {}
+
+  public record PopInboundTransferStatus(String remoteEngineKey, long uid,
+                                         ActorRef<Optional<TransferStatus>> replyTo) implements Command {}
+
+  public record AllocateTransferUid(ActorRef<Long> replyTo) implements Command {}
+
+  /** Asks for the engine's descriptor; may come from another process. */
+  public record GetEngineDesc(ActorRef<EngineDesc> replyTo) implements Command, ControlMessage {}
+
+  /** Makes this engine answer {@link LookupMemory} for {@code name} with {@code desc}. */
+  public record PublishMemory(String name, MemoryDesc desc, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  /** Asks for a memory descriptor published under {@code name}; may come from another process. */
+  public record LookupMemory(String name, ActorRef<MemoryLookup> replyTo) implements Command, ControlMessage {}
+
+  /** The answer to {@link LookupMemory}: the descriptors published under the name (zero or one). */
+  public record MemoryLookup(String name, List<MemoryDesc> found) implements ControlMessage {
+    public MemoryLookup {
+      found = List.copyOf(found);
+    }
+
+    public Optional<MemoryDesc> desc() {
+      return found.stream().findFirst();
+    }
+  }
+}

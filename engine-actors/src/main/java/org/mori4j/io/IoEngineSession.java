@@ -1,0 +1,108 @@
+package org.mori4j.io;
+
+import org.mori4j.io.internal.Routes;
+import org.mori4j.io.internal.SessionActor;
+import org.mori4j.io.internal.TransferPath;
+import org.mori4j.io.internal.TransferStatusImpl;
+import org.mori4j.transport.TransferOp;
+
+/**
+ * A pre-resolved route between one local and one remote memory region, for repeated transfers with the
+ * least overhead: the descriptors, backend and peer are looked up once, so a transfer is a bounds check, one
+ * status object and a lock-free hand-off to the backend's I/O thread. A session stops working (its
+ * transfers fail with {@code ERR_BAD_STATE}) when its memory is deregistered, its peer is lost or
+ * deregistered, or the engine closes; {@link #alive()} tells.
+ */
+public final class IoEngineSession implements SessionActor.Handle {
+  private final TransferPath path;
+  private final Routes.Local local;
+  private final MemoryDesc remote;
+  private final Routes.Backend backend;
+  private final Object peer;
+  private final long spinNanos;
+  private volatile String deadReason;
+
+  IoEngineSession(TransferPath path, Routes.Local local, MemoryDesc remote, Routes.Backend backend, Object peer) {
+    this.path = path;
+    this.local = local;
+    this.remote = remote;
+    this.backend = backend;
+    this.peer = peer;
+    this.spinNanos = path.spinNanos();
+  }
+
+  public long allocateTransferUid() {
+    return path.allocateUid();
+  }
+
+  public MemoryDesc localDesc() {
+    return local.desc();
+  }
+
+  public MemoryDesc remoteDesc() {
+    return remote;
+  }
+
+  /** The backend this session's transfers use. */
+  public BackendType backendType() {
+    return backend.type();
+  }
+
+  public TransferStatus read(long localOffset, long remoteOffset, long size, long uid) {
+    return single(TransferOp.READ, localOffset, remoteOffset, size, uid);
+  }
+
+  public TransferStatus write(long localOffset, long remoteOffset, long size, long uid) {
+    return single(TransferOp.WRITE, localOffset, remoteOffset, size, uid);
+  }
+
+  public TransferStatus batchRead(long[] localOffsets, long[] remoteOffsets, long[] sizes, long uid) {
+    return batch(TransferOp.READ, localOffsets, remoteOffsets, sizes, uid);
+  }
+
+  public TransferStatus batchWrite(long[] localOffsets, long[] remoteOffsets, long[] sizes, long uid) {
+    return batch(TransferOp.WRITE, localOffsets, remoteOffsets, sizes, uid);
+  }
+
+  /** Whether the route still works: memory registered, peer connected, engine open. */
+  public boolean alive() {
+    return deadReason == null && local.region().live() && backend.backend().connected(remote.engineKey());
+  }
+
+  @Override
+  public void invalidate(String reason) {
+    deadReason = reason;
+  }
+
+  private TransferStatus single(byte kind, long localOffset, long remoteOffset, long size, long uid) {
+    TransferStatus bad = refuse();
+    if (bad != null) return bad;
+    if (size <= 0) return TransferStatusImpl.failed(StatusCode.ERR_INVALID_ARGS, "size must be positive: " + size);
+    if (localOffset < 0 || localOffset > local.desc().size() - size)
+      return TransferStatusImpl.failed(StatusCode.ERR_INVALID_ARGS, "localOffset " + localOffset + " + size " + size
+          + " exceeds the session's local memory size " + local.desc().size());
+    if (remoteOffset < 0 || remoteOffset > remote.size() - size)
+      return TransferStatusImpl.failed(StatusCode.ERR_INVALID_ARGS, "remoteOffset " + remoteOffset + " + size " + size
+          + " exceeds the session's remote memory size " + remote.size());
+    TransferStatusImpl st = new TransferStatusImpl(spinNanos);
+    st.initSingle(kind, local.region(), localOffset, peer, remote.id(), remote.accessKey(), remote.address(),
+        remoteOffset, size, uid);
+    backend.backend().submit(st);
+    return st;
+  }
+
+  private TransferStatus batch(byte kind, long[] lo, long[] ro, long[] sizes, long uid) {
+    TransferStatus bad = refuse();
+    if (bad != null) return bad;
+    // the engine-level batch path does the same checks and merging; it needs only the pre-resolved pair
+    return path.batch(kind, local.desc(), lo, remote, ro, sizes, uid);
+  }
+
+  private TransferStatus refuse() {
+    String dead = deadReason;
+    if (dead != null) return TransferStatusImpl.failed(StatusCode.ERR_BAD_STATE, "session is no longer usable: " + dead);
+    if (!local.region().live())
+      return TransferStatusImpl.failed(StatusCode.ERR_BAD_STATE, "session is no longer usable: its local memory was deregistered");
+    return null;
+  }
+}

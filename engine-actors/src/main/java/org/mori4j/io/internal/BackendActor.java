@@ -1,0 +1,151 @@
+package org.mori4j.io.internal;
+
+import java.time.Duration;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.DispatcherSelector;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.pattern.StatusReply;
+import org.mori4j.io.BackendType;
+import org.mori4j.io.IoEngineProtocol;
+import org.mori4j.transport.CompletionSource;
+import org.mori4j.transport.LocalRegion;
+import org.mori4j.transport.TransferBackend;
+import org.mori4j.transport.TransportException;
+
+/**
+ * Owns one backend's life on the backend dispatcher, where blocking control work is allowed: start (bind,
+ * open devices), memory registration, the handshake with the peer backend through the remote engine
+ * actor, connect, disconnect and close. It spawns one {@link CompletionPollerActor} per completion source
+ * of its backend. Transfers do not pass through it.
+ */
+public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
+  public sealed interface Command permits Start, Register, Deregister, Connect, HandshakeDone, AcceptHandshake, Disconnect, Stop {}
+
+  public record Start(ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  public record Register(LocalRegion region, ActorRef<StatusReply<byte[]>> replyTo) implements Command {}
+
+  public record Deregister(LocalRegion region) implements Command {}
+
+  public record Connect(String peerKey, ActorRef<IoEngineProtocol.Command> remoteEngine, ActorRef<StatusReply<Object>> replyTo)
+      implements Command {}
+
+  record HandshakeDone(String peerKey, EngineMessages.HandshakeReply reply, Throwable failure,
+                       ActorRef<StatusReply<Object>> replyTo) implements Command {}
+
+  public record AcceptHandshake(String fromKey, byte[] request, ActorRef<EngineMessages.HandshakeReply> replyTo)
+      implements Command {}
+
+  public record Disconnect(String peerKey, String reason) implements Command {}
+
+  public record Stop(ActorRef<Done> replyTo) implements Command {}
+
+  private final String engineKey;
+  private final BackendType type;
+  private final TransferBackend backend;
+  private final EngineSettings settings;
+  private final ActorRef<IoEngineProtocol.Command> engine;
+
+  public static Behavior<Command> create(String engineKey, BackendType type, TransferBackend backend,
+                                         EngineSettings settings, ActorRef<IoEngineProtocol.Command> engine) {
+    return Behaviors.setup(ctx -> new BackendActor(ctx, engineKey, type, backend, settings, engine));
+  }
+
+  private BackendActor(ActorContext<Command> ctx, String engineKey, BackendType type, TransferBackend backend,
+                       EngineSettings settings, ActorRef<IoEngineProtocol.Command> engine) {
+    super(ctx);
+    this.engineKey = engineKey;
+    this.type = type;
+    this.backend = backend;
+    this.settings = settings;
+    this.engine = engine;
+  }
+
+  @Override
+  public Receive<Command> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(Start.class, this::start)
+        .onMessage(Register.class, this::register)
+        .onMessage(Deregister.class, m -> {
+          backend.deregisterMemory(m.region());
+          return this;
+        })
+        .onMessage(Connect.class, this::connect)
+        .onMessage(HandshakeDone.class, this::handshakeDone)
+        .onMessage(AcceptHandshake.class, this::acceptHandshake)
+        .onMessage(Disconnect.class, m -> {
+          backend.disconnect(m.peerKey(), org.mori4j.transport.TransportError.BAD_STATE, m.reason());
+          return this;
+        })
+        .onMessage(Stop.class, m -> {
+          backend.close();
+          m.replyTo().tell(Done.getInstance());
+          return Behaviors.stopped();
+        })
+        .build();
+  }
+
+  private Behavior<Command> start(Start m) {
+    try {
+      backend.start((peerKey, error, reason) -> engine.tell(new EngineMessages.PeerLost(peerKey, type, reason)));
+    } catch (RuntimeException e) {
+      m.replyTo().tell(StatusReply.error(e));
+      return Behaviors.stopped();
+    }
+    int i = 0;
+    for (CompletionSource s : backend.completionSources()) {
+      getContext().spawn(CompletionPollerActor.create(s, settings), "poller-" + i++,
+          DispatcherSelector.fromConfig("mori4j.dispatchers.poller"));
+    }
+    m.replyTo().tell(StatusReply.success(Done.getInstance()));
+    return this;
+  }
+
+  private Behavior<Command> register(Register m) {
+    try {
+      m.replyTo().tell(StatusReply.success(backend.registerMemory(m.region())));
+    } catch (RuntimeException e) {
+      m.replyTo().tell(StatusReply.error(e));
+    }
+    return this;
+  }
+
+  private Behavior<Command> connect(Connect m) {
+    byte[] request = backend.handshakeRequest(m.peerKey());
+    Duration timeout = settings.handshakeTimeout();
+    getContext().ask(EngineMessages.HandshakeReply.class, m.remoteEngine(), timeout,
+        ref -> new EngineMessages.BackendHandshake(engineKey, type, request, ref),
+        (reply, failure) -> new HandshakeDone(m.peerKey(), reply, failure, m.replyTo()));
+    return this;
+  }
+
+  private Behavior<Command> handshakeDone(HandshakeDone m) {
+    if (m.failure() != null) {
+      m.replyTo().tell(StatusReply.error("no handshake answer from engine '" + m.peerKey() + "' within "
+          + settings.handshakeTimeout().toMillis() + " ms (" + m.failure().getMessage() + ")"));
+    } else if (m.reply().error() != null) {
+      m.replyTo().tell(StatusReply.error("engine '" + m.peerKey() + "' refused the " + type + " handshake: " + m.reply().error()));
+    } else {
+      try {
+        m.replyTo().tell(StatusReply.success(backend.connect(m.peerKey(), m.reply().data())));
+      } catch (TransportException e) {
+        m.replyTo().tell(StatusReply.error(e.getMessage()));
+      }
+    }
+    return this;
+  }
+
+  private Behavior<Command> acceptHandshake(AcceptHandshake m) {
+    try {
+      m.replyTo().tell(new EngineMessages.HandshakeReply(backend.acceptHandshake(m.fromKey(), m.request()), null));
+    } catch (TransportException e) {
+      m.replyTo().tell(new EngineMessages.HandshakeReply(new byte[0], e.getMessage()));
+    }
+    return this;
+  }
+}

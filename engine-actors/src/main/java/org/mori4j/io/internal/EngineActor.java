@@ -1,0 +1,399 @@
+package org.mori4j.io.internal;
+
+import java.lang.foreign.MemorySegment;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorRefResolver;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.DispatcherSelector;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.pattern.StatusReply;
+import org.mori4j.io.BackendType;
+import org.mori4j.io.EngineDesc;
+import org.mori4j.io.IoEngineException;
+import org.mori4j.io.IoEngineProtocol.*;
+import org.mori4j.io.MemoryDesc;
+import org.mori4j.io.MemoryLocationType;
+import org.mori4j.io.StatusCode;
+import org.mori4j.io.TcpBackendConfig;
+import org.mori4j.io.TransferStatus;
+import org.mori4j.transport.InboundNotifications;
+import org.mori4j.transport.LocalRegion;
+import org.mori4j.transport.TransferOp;
+import org.mori4j.transport.tcp.TcpBackend;
+import org.mori4j.transport.tcp.TcpSettings;
+
+/**
+ * The engine actor: owns the registrations, the remote engines, the backends and the sessions of one
+ * engine, allocates ids, and publishes the {@link Routes} snapshot that the data path reads. Every change
+ * goes through this actor, one message at a time, so the state needs no locks; blocking work is sent to
+ * the backend actors and their results come back as messages.
+ */
+public final class EngineActor extends AbstractBehavior<Command> {
+  /** What the engine needs to describe itself. */
+  public record Identity(String key, String nodeId, String host, int port, long pid) {}
+
+  private final Identity id;
+  private final EngineSettings settings;
+  private final TransferPath path;
+  private final String bindHost;
+  private final SecureRandom random = new SecureRandom();
+  private final EnumMap<BackendType, Routes.Backend> backends = new EnumMap<>(BackendType.class);
+  private final Map<Long, Routes.Local> locals = new HashMap<>();
+  private final Map<String, Routes.Peer> peers = new HashMap<>();
+  private final Map<String, MemoryDesc> published = new HashMap<>();
+  private final Map<ActorRef<SessionActor.Command>, EngineMessages.OpenSession> sessions = new HashMap<>();
+  private long nextMemoryId = 1;
+  private boolean closed;
+
+  public static Behavior<Command> create(Identity id, EngineSettings settings, TransferPath path, String bindHost) {
+    return Behaviors.setup(ctx -> new EngineActor(ctx, id, settings, path, bindHost));
+  }
+
+  private EngineActor(ActorContext<Command> ctx, Identity id, EngineSettings settings, TransferPath path, String bindHost) {
+    super(ctx);
+    this.id = id;
+    this.settings = settings;
+    this.path = path;
+    this.bindHost = bindHost;
+  }
+
+  @Override
+  public Receive<Command> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(CreateBackend.class, this::createBackend)
+        .onMessage(EngineMessages.BackendStarted.class, this::backendStarted)
+        .onMessage(RemoveBackend.class, this::removeBackend)
+        .onMessage(EngineMessages.BackendRemoved.class, m -> {
+          m.replyTo().tell(StatusReply.success(Done.getInstance()));
+          return this;
+        })
+        .onMessage(RegisterRemoteEngine.class, this::registerRemote)
+        .onMessage(EngineMessages.RemoteConnected.class, this::remoteConnected)
+        .onMessage(DeregisterRemoteEngine.class, this::deregisterRemote)
+        .onMessage(RegisterMemory.class, this::registerMemory)
+        .onMessage(EngineMessages.MemoryRegistered.class, this::memoryRegistered)
+        .onMessage(DeregisterMemory.class, this::deregisterMemory)
+        .onMessage(Read.class, m -> reply(path.single(TransferOp.READ, m.localDst(), m.localOffset(), m.remoteSrc(), m.remoteOffset(), m.size(), m.uid()), m.replyTo()))
+        .onMessage(Write.class, m -> reply(path.single(TransferOp.WRITE, m.localSrc(), m.localOffset(), m.remoteDst(), m.remoteOffset(), m.size(), m.uid()), m.replyTo()))
+        .onMessage(BatchRead.class, m -> reply(path.batch(TransferOp.READ, m.localDst(), m.localOffsets(), m.remoteSrc(), m.remoteOffsets(), m.sizes(), m.uid()), m.replyTo()))
+        .onMessage(BatchWrite.class, m -> reply(path.batch(TransferOp.WRITE, m.localSrc(), m.localOffsets(), m.remoteDst(), m.remoteOffsets(), m.sizes(), m.uid()), m.replyTo()))
+        .onMessage(PopInboundTransferStatus.class, m -> {
+          m.replyTo().tell(popInbound(path.routes(), m.remoteEngineKey(), m.uid()));
+          return this;
+        })
+        .onMessage(AllocateTransferUid.class, m -> {
+          m.replyTo().tell(path.allocateUid());
+          return this;
+        })
+        .onMessage(GetEngineDesc.class, m -> {
+          m.replyTo().tell(desc());
+          return this;
+        })
+        .onMessage(PublishMemory.class, this::publishMemory)
+        .onMessage(LookupMemory.class, m -> {
+          MemoryDesc d = published.get(m.name());
+          m.replyTo().tell(new MemoryLookup(m.name(), d == null ? List.of() : List.of(d)));
+          return this;
+        })
+        .onMessage(EngineMessages.BackendHandshake.class, this::backendHandshake)
+        .onMessage(EngineMessages.PeerLost.class, this::peerLost)
+        .onMessage(EngineMessages.OpenSession.class, this::openSession)
+        .onMessage(EngineMessages.SessionEnded.class, m -> {
+          sessions.remove(m.session());
+          return this;
+        })
+        .onMessage(EngineMessages.Shutdown.class, this::shutdown)
+        .onMessage(ShutdownDone.class, m -> {
+          m.replyTo().tell(Done.getInstance());
+          return Behaviors.stopped();
+        })
+        .build();
+  }
+
+  private record ShutdownDone(ActorRef<Done> replyTo) implements Internal {}
+
+  /** The engine's descriptor as of now. */
+  private EngineDesc desc() {
+    String control = ActorRefResolver.get(getContext().getSystem()).toSerializationFormat(getContext().getSelf());
+    return new EngineDesc(id.key(), id.nodeId(), id.host(), id.port(), id.pid(), control, backends.keySet());
+  }
+
+  private void publish() {
+    path.routes = new Routes(Map.copyOf(locals), Map.copyOf(peers), List.copyOf(backends.values()), closed);
+  }
+
+  private static <T> Behavior<Command> fail(ActorRef<StatusReply<T>> replyTo, StatusCode code, String message, AbstractBehavior<Command> self) {
+    replyTo.tell(StatusReply.error(new IoEngineException(code, message)));
+    return self;
+  }
+
+  private Behavior<Command> reply(TransferStatusImpl st, ActorRef<TransferStatus> replyTo) {
+    st.onDone(replyTo::tell);
+    return this;
+  }
+
+  public static Optional<TransferStatus> popInbound(Routes r, String remoteKey, long uid) {
+    for (Routes.Backend b : r.backends()) {
+      InboundNotifications.Outcome o = b.backend().inbound().pop(remoteKey, uid);
+      if (o != null) {
+        return Optional.of(o.succeeded() ? TransferStatusImpl.success()
+            : TransferStatusImpl.failed(TransferStatusImpl.map(o.error()), o.message()));
+      }
+    }
+    return Optional.empty();
+  }
+
+  private Behavior<Command> createBackend(CreateBackend m) {
+    if (closed) return fail(m.replyTo(), StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' is closed", this);
+    if (m.config() == null) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "config must not be null", this);
+    BackendType type = m.config().type();
+    if (backends.containsKey(type))
+      return fail(m.replyTo(), StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' already has a " + type + " backend", this);
+    if (!(m.config() instanceof TcpBackendConfig tcp))
+      return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "the " + type + " backend is not available in this build of mori4j (only TCP is)", this);
+    TcpBackend backend = new TcpBackend(id.key(), new TcpSettings(bindHost, settings.tcpPort(), tcp.connectionsPerPeer(),
+        tcp.ioThreads(), tcp.stripeThreshold(), tcp.socketBufferBytes(), tcp.peerTimeout(), tcp.connectTimeout(),
+        settings.tcpMaxBatchEntries(), tcp.enableNotification()));
+    ActorRef<BackendActor.Command> actor = getContext().spawn(
+        BackendActor.create(id.key(), type, backend, settings, getContext().getSelf()), "backend-" + type.name().toLowerCase(),
+        DispatcherSelector.fromConfig("mori4j.dispatchers.backend"));
+    getContext().askWithStatus(Done.class, actor, settings.askTimeout(), BackendActor.Start::new,
+        (ok, err) -> new EngineMessages.BackendStarted(type, backend, actor, err, m.replyTo()));
+    return this;
+  }
+
+  private Behavior<Command> backendStarted(EngineMessages.BackendStarted m) {
+    if (m.failure() != null)
+      return fail(m.replyTo(), StatusCode.ERR_TRANSPORT, "cannot start the " + m.type() + " backend: " + m.failure().getMessage(), this);
+    backends.put(m.type(), new Routes.Backend(m.type(), m.backend(), m.actor()));
+    // regions registered before this backend existed become reachable through it too
+    for (Routes.Local l : locals.values()) m.actor().tell(new BackendActor.Register(l.region(), getContext().getSystem().ignoreRef()));
+    publish();
+    m.replyTo().tell(StatusReply.success(Done.getInstance()));
+    return this;
+  }
+
+  private Behavior<Command> removeBackend(RemoveBackend m) {
+    Routes.Backend b = m.type() == null ? null : backends.remove(m.type());
+    if (b == null) return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "engine '" + id.key() + "' has no " + m.type() + " backend", this);
+    peers.replaceAll((k, p) -> {
+      Map<BackendType, Object> h = new EnumMap<>(BackendType.class);
+      h.putAll(p.handles());
+      h.remove(m.type());
+      return new Routes.Peer(p.desc(), Map.copyOf(h));
+    });
+    publish();
+    invalidateSessions(s -> true, "the " + m.type() + " backend was removed");
+    CompletionStage<Done> stopped = AskPattern.ask(b.actor(), BackendActor.Stop::new, settings.askTimeout(), getContext().getSystem().scheduler());
+    getContext().pipeToSelf(stopped, (ok, err) -> new EngineMessages.BackendRemoved(m.type(), m.replyTo()));
+    return this;
+  }
+
+  private Behavior<Command> registerRemote(RegisterRemoteEngine m) {
+    if (closed) return fail(m.replyTo(), StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' is closed", this);
+    EngineDesc d = m.desc();
+    if (d == null) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "remote engine descriptor must not be null", this);
+    if (d.key().equals(id.key())) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "an engine cannot register itself as remote (key '" + d.key() + "')", this);
+    Routes.Peer existing = peers.get(d.key());
+    if (existing != null && !existing.desc().equals(d))
+      return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "a different engine with key '" + d.key() + "' is already registered; deregister it first", this);
+    ActorRef<Command> remote;
+    try {
+      remote = ActorRefResolver.get(getContext().getSystem()).resolveActorRef(d.controlPath());
+    } catch (RuntimeException e) {
+      return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "cannot resolve the control address '" + d.controlPath() + "' of engine '" + d.key() + "': " + e.getMessage(), this);
+    }
+    List<BackendType> common = new ArrayList<>();
+    for (BackendType t : backends.keySet()) {
+      if (!d.backends().contains(t)) continue;
+      if (existing != null && existing.handles().containsKey(t) && backends.get(t).backend().connected(d.key())) continue;
+      common.add(t);
+    }
+    Map<BackendType, CompletableFuture<StatusReply<Object>>> asks = new EnumMap<>(BackendType.class);
+    for (BackendType t : common) {
+      asks.put(t, AskPattern.<BackendActor.Command, StatusReply<Object>>ask(backends.get(t).actor(),
+          r -> new BackendActor.Connect(d.key(), remote, r), settings.askTimeout(), getContext().getSystem().scheduler())
+          .toCompletableFuture());
+    }
+    if (common.isEmpty() && existing == null)
+      getContext().getLog().warn("engine '{}' shares no backend with engine '{}' (it has {}, we have {}); transfers to it will fail",
+          d.key(), id.key(), d.backends(), backends.keySet());
+    CompletableFuture<Void> all = CompletableFuture.allOf(asks.values().toArray(CompletableFuture[]::new));
+    getContext().pipeToSelf(all, (ok, err) -> {
+      Map<BackendType, Object> handles = new EnumMap<>(BackendType.class);
+      if (existing != null) handles.putAll(existing.handles());
+      StringBuilder failures = new StringBuilder();
+      asks.forEach((t, f) -> {
+        StatusReply<Object> r = f.isCompletedExceptionally() ? null : f.join();
+        if (r != null && r.isSuccess()) handles.put(t, r.getValue());
+        else failures.append(failures.isEmpty() ? "" : "; ").append(t).append(": ")
+            .append(r == null ? "no answer from the backend" : r.getError().getMessage());
+      });
+      return new EngineMessages.RemoteConnected(d, handles, failures.isEmpty() ? null : failures.toString(), m.replyTo());
+    });
+    return this;
+  }
+
+  private Behavior<Command> remoteConnected(EngineMessages.RemoteConnected m) {
+    if (m.failure() != null) {
+      for (BackendType t : m.handles().keySet()) {
+        Routes.Backend b = backends.get(t);
+        if (b != null) b.actor().tell(new BackendActor.Disconnect(m.desc().key(), "registration failed"));
+      }
+      return fail(m.replyTo(), StatusCode.ERR_TRANSPORT, "cannot reach engine '" + m.desc().key() + "': " + m.failure(), this);
+    }
+    peers.put(m.desc().key(), new Routes.Peer(m.desc(), Map.copyOf(m.handles())));
+    publish();
+    m.replyTo().tell(StatusReply.success(Done.getInstance()));
+    return this;
+  }
+
+  private Behavior<Command> deregisterRemote(DeregisterRemoteEngine m) {
+    String key = m.desc() == null ? null : m.desc().key();
+    if (key == null || peers.remove(key) == null)
+      return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "engine '" + key + "' is not registered with engine '" + id.key() + "'", this);
+    publish();
+    for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Disconnect(key, "engine '" + key + "' was deregistered"));
+    invalidateSessions(s -> s.peerKey().equals(key), "engine '" + key + "' was deregistered");
+    m.replyTo().tell(StatusReply.success(Done.getInstance()));
+    return this;
+  }
+
+  private Behavior<Command> registerMemory(RegisterMemory m) {
+    if (closed) return fail(m.replyTo(), StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' is closed", this);
+    MemorySegment seg = m.memory();
+    if (seg == null) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory must not be null", this);
+    if (m.location() == MemoryLocationType.GPU)
+      return fail(m.replyTo(), StatusCode.ERR_GPU_OP, "GPU memory cannot be registered: this build of mori4j has no GPU runtime (device " + m.deviceId() + ")", this);
+    if (m.location() == null) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "location must not be null", this);
+    if (!seg.isNative()) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory must be a native segment (off-heap), got a heap segment of " + seg.byteSize() + " bytes", this);
+    if (seg.byteSize() <= 0) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory size must be positive: " + seg.byteSize(), this);
+    if (!seg.scope().isAlive()) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory segment is already closed", this);
+    long memId = nextMemoryId++;
+    long accessKey;
+    do accessKey = random.nextLong(); while (accessKey == 0);
+    LocalRegion region = new LocalRegion(memId, accessKey, seg, false, m.deviceId());
+    long ak = accessKey;
+    Map<BackendType, CompletableFuture<StatusReply<byte[]>>> asks = new EnumMap<>(BackendType.class);
+    backends.forEach((t, b) -> asks.put(t, AskPattern.<BackendActor.Command, StatusReply<byte[]>>ask(b.actor(),
+        r -> new BackendActor.Register(region, r), settings.askTimeout(), getContext().getSystem().scheduler()).toCompletableFuture()));
+    getContext().pipeToSelf(CompletableFuture.allOf(asks.values().toArray(CompletableFuture[]::new)), (ok, err) -> {
+      Map<BackendType, byte[]> blobs = new EnumMap<>(BackendType.class);
+      StringBuilder failures = new StringBuilder();
+      asks.forEach((t, f) -> {
+        StatusReply<byte[]> r = f.isCompletedExceptionally() ? null : f.join();
+        if (r != null && r.isSuccess()) {
+          if (r.getValue().length > 0) blobs.put(t, r.getValue());
+        } else failures.append(t).append(": ").append(r == null ? "no answer" : r.getError().getMessage()).append(' ');
+      });
+      MemoryDesc d = new MemoryDesc(id.key(), memId, m.deviceId(), seg.address(), seg.byteSize(), m.location(), ak, blobs);
+      return new EngineMessages.MemoryRegistered(region, d, failures.isEmpty() ? null : failures.toString().trim(), m.replyTo());
+    });
+    return this;
+  }
+
+  private Behavior<Command> memoryRegistered(EngineMessages.MemoryRegistered m) {
+    if (m.failure() != null) {
+      for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Deregister(m.region()));
+      return fail(m.replyTo(), StatusCode.ERR_BAD_STATE, "memory registration failed: " + m.failure(), this);
+    }
+    locals.put(m.region().id(), new Routes.Local(m.region(), m.desc()));
+    publish();
+    m.replyTo().tell(StatusReply.success(m.desc()));
+    return this;
+  }
+
+  private Behavior<Command> deregisterMemory(DeregisterMemory m) {
+    MemoryDesc d = m.desc();
+    if (d == null) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory descriptor must not be null", this);
+    if (!d.engineKey().equals(id.key()))
+      return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory id " + d.id() + " belongs to engine '" + d.engineKey() + "', not '" + id.key() + "'", this);
+    Routes.Local l = locals.get(d.id());
+    if (l == null || l.desc().accessKey() != d.accessKey())
+      return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "memory id " + d.id() + " is not registered (already deregistered?)", this);
+    locals.remove(d.id());
+    l.region().kill();
+    published.values().removeIf(p -> p.id() == d.id());
+    publish();
+    for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Deregister(l.region()));
+    invalidateSessions(s -> s.localId() == d.id(), "memory id " + d.id() + " was deregistered");
+    m.replyTo().tell(StatusReply.success(Done.getInstance()));
+    return this;
+  }
+
+  private Behavior<Command> publishMemory(PublishMemory m) {
+    if (m.name() == null || m.name().isEmpty() || m.desc() == null)
+      return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "name and desc must be given (name '" + m.name() + "')", this);
+    Routes.Local l = locals.get(m.desc().id());
+    if (!m.desc().engineKey().equals(id.key()) || l == null || l.desc().accessKey() != m.desc().accessKey())
+      return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "only memory registered with this engine can be published: " + m.desc(), this);
+    published.put(m.name(), m.desc());
+    m.replyTo().tell(StatusReply.success(Done.getInstance()));
+    return this;
+  }
+
+  private Behavior<Command> backendHandshake(EngineMessages.BackendHandshake m) {
+    Routes.Backend b = backends.get(m.type());
+    if (closed || b == null) {
+      m.replyTo().tell(new EngineMessages.HandshakeReply(new byte[0], "engine '" + id.key() + "' has no " + m.type() + " backend" + (closed ? " (closed)" : "")));
+    } else {
+      b.actor().tell(new BackendActor.AcceptHandshake(m.fromKey(), m.request(), m.replyTo()));
+    }
+    return this;
+  }
+
+  private Behavior<Command> peerLost(EngineMessages.PeerLost m) {
+    if (!closed) getContext().getLog().warn("engine '{}': {} path to engine '{}' lost: {}", id.key(), m.type(), m.peerKey(), m.reason());
+    invalidateSessions(s -> s.peerKey().equals(m.peerKey()), "engine '" + m.peerKey() + "' lost: " + m.reason());
+    return this;
+  }
+
+  private Behavior<Command> openSession(EngineMessages.OpenSession m) {
+    if (closed) {
+      m.session().invalidate("engine '" + id.key() + "' is closed");
+    } else {
+      ActorRef<SessionActor.Command> s = getContext().spawnAnonymous(SessionActor.create(m.session()));
+      getContext().watchWith(s, new EngineMessages.SessionEnded(s));
+      sessions.put(s, m);
+    }
+    m.replyTo().tell(Done.getInstance());
+    return this;
+  }
+
+  private void invalidateSessions(java.util.function.Predicate<EngineMessages.OpenSession> which, String reason) {
+    sessions.forEach((ref, s) -> {
+      if (which.test(s)) ref.tell(new SessionActor.Invalidate(reason));
+    });
+  }
+
+  private Behavior<Command> shutdown(EngineMessages.Shutdown m) {
+    if (closed) {
+      m.replyTo().tell(Done.getInstance());
+      return this;
+    }
+    closed = true;
+    publish();
+    sessions.forEach((ref, s) -> s.session().invalidate("engine '" + id.key() + "' is closed"));
+    List<CompletableFuture<Done>> stops = new ArrayList<>();
+    Duration t = settings.askTimeout();
+    for (Routes.Backend b : backends.values())
+      stops.add(AskPattern.ask(b.actor(), BackendActor.Stop::new, t, getContext().getSystem().scheduler()).toCompletableFuture());
+    getContext().pipeToSelf(CompletableFuture.allOf(stops.toArray(CompletableFuture[]::new)), (ok, err) -> new ShutdownDone(m.replyTo()));
+    return this;
+  }
+}

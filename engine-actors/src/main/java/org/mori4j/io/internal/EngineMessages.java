@@ -1,0 +1,44 @@
+package org.mori4j.io.internal;
+
+import java.util.Map;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.pattern.StatusReply;
+import org.mori4j.io.BackendType;
+import org.mori4j.io.EngineDesc;
+import org.mori4j.io.IoEngineProtocol;
+import org.mori4j.io.MemoryDesc;
+import org.mori4j.transport.LocalRegion;
+import org.mori4j.transport.TransferBackend;
+
+/** The engine actor's internal messages: results of its asynchronous steps and messages between engines. */
+public final class EngineMessages {
+  private EngineMessages() {}
+
+  /** Engine to engine: a backend asks its counterpart on the remote engine to accept a connection. */
+  public record BackendHandshake(String fromKey, BackendType type, byte[] request, ActorRef<HandshakeReply> replyTo)
+      implements IoEngineProtocol.Internal, ControlMessage {}
+
+  /** The answer to {@link BackendHandshake}: data for the initiator's backend, or why it was refused. */
+  public record HandshakeReply(byte[] data, String error) implements ControlMessage {}
+
+  record BackendStarted(BackendType type, TransferBackend backend, ActorRef<BackendActor.Command> actor, Throwable failure,
+                        ActorRef<StatusReply<Done>> replyTo) implements IoEngineProtocol.Internal {}
+
+  record RemoteConnected(EngineDesc desc, Map<BackendType, Object> handles, String failure,
+                         ActorRef<StatusReply<Done>> replyTo) implements IoEngineProtocol.Internal {}
+
+  record MemoryRegistered(LocalRegion region, MemoryDesc desc, String failure, ActorRef<StatusReply<MemoryDesc>> replyTo)
+      implements IoEngineProtocol.Internal {}
+
+  record PeerLost(String peerKey, BackendType type, String reason) implements IoEngineProtocol.Internal {}
+
+  public record OpenSession(long localId, String peerKey, SessionActor.Handle session, ActorRef<Done> replyTo)
+      implements IoEngineProtocol.Internal {}
+
+  record SessionEnded(ActorRef<SessionActor.Command> session) implements IoEngineProtocol.Internal {}
+
+  record BackendRemoved(BackendType type, ActorRef<StatusReply<Done>> replyTo) implements IoEngineProtocol.Internal {}
+
+  public record Shutdown(ActorRef<Done> replyTo) implements IoEngineProtocol.Internal {}
+}

@@ -1,0 +1,43 @@
+package org.mori4j.io.internal;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import java.time.Duration;
+import org.mori4j.io.TcpBackendConfig;
+
+/**
+ * The {@code mori4j} section of the configuration, read once when an engine starts.
+ *
+ * @param askTimeout       limit of the facade's control calls
+ * @param handshakeTimeout limit of a backend handshake through the control plane
+ * @param awaitSpinNanos   how long a waiting caller spins before it parks
+ * @param systemName       name of the ActorSystem a standalone engine starts
+ * @param pollerSpinNanos  poller spin after work
+ * @param pollerYieldNanos poller yield phase after the spin
+ * @param pollerParkNanos  longest block of an idle poller in its source
+ * @param pollerMaxRunNanos longest uninterrupted stretch of a poller before its mailbox runs
+ * @param tcpDefaults      TCP backend defaults
+ * @param tcpPort          TCP data listener port
+ * @param tcpMaxBatchEntries most blocks in one TCP request
+ */
+public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, long awaitSpinNanos, String systemName,
+                             long pollerSpinNanos, long pollerYieldNanos, long pollerParkNanos, long pollerMaxRunNanos,
+                             TcpBackendConfig tcpDefaults, int tcpPort, int tcpMaxBatchEntries) {
+
+  public static EngineSettings load() {
+    return from(ConfigFactory.load());
+  }
+
+  public static EngineSettings from(Config root) {
+    Config c = root.getConfig("mori4j");
+    Config tcp = c.getConfig("tcp");
+    TcpBackendConfig tcpDefaults = new TcpBackendConfig(tcp.getInt("connections-per-peer"), tcp.getInt("io-threads"),
+        tcp.getBytes("stripe-threshold"), tcp.getBytes("socket-buffer").intValue(), tcp.getDuration("peer-timeout"),
+        tcp.getDuration("connect-timeout"), tcp.getBoolean("enable-notification"));
+    return new EngineSettings(c.getDuration("engine.ask-timeout"), c.getDuration("engine.handshake-timeout"),
+        c.getDuration("engine.await-spin").toNanos(), c.getString("engine.system-name"),
+        c.getDuration("poller.spin").toNanos(), c.getDuration("poller.yield").toNanos(),
+        c.getDuration("poller.park-max").toNanos(), c.getDuration("poller.max-run").toNanos(), tcpDefaults,
+        tcp.getInt("port"), tcp.getInt("max-batch-entries"));
+  }
+}

@@ -1,0 +1,29 @@
+package org.mori4j.io.internal;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.mori4j.io.BackendType;
+import org.mori4j.io.EngineDesc;
+import org.mori4j.io.MemoryDesc;
+import org.mori4j.transport.LocalRegion;
+import org.mori4j.transport.TransferBackend;
+
+/**
+ * An immutable snapshot of what the engine actor owns and the data path needs: local registrations,
+ * registered remote engines with their per-backend peer handles, and the backends in preference order.
+ * The engine actor publishes a new snapshot after every change; callers of the transfer methods read the
+ * current one without locks, so the data path never waits for the actor.
+ */
+public record Routes(Map<Long, Local> locals, Map<String, Peer> peers, List<Backend> backends, boolean closed) {
+  /** A local registration. */
+  public record Local(LocalRegion region, MemoryDesc desc) {}
+
+  /** A registered remote engine; {@code handles} holds the peer handle of each backend that connected to it. */
+  public record Peer(EngineDesc desc, Map<BackendType, Object> handles) {}
+
+  /** A running backend and its actor. */
+  public record Backend(BackendType type, TransferBackend backend, ActorRef<BackendActor.Command> actor) {}
+
+  public static final Routes EMPTY = new Routes(Map.of(), Map.of(), List.of(), false);
+}

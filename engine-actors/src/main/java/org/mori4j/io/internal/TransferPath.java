@@ -1,0 +1,184 @@
+package org.mori4j.io.internal;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.mori4j.io.MemoryDesc;
+import org.mori4j.io.MemoryLocationType;
+import org.mori4j.io.StatusCode;
+import org.mori4j.io.TransferStatus;
+import org.mori4j.transport.TransferOp;
+
+/**
+ * Checks a transfer against the current {@link Routes} and hands it to the chosen backend. Shared by the
+ * Java facade and the engine actor's transfer commands. Bad input never throws: it yields a status that
+ * has already failed, with a message naming the argument and its value.
+ */
+public final class TransferPath {
+  private final String engineKey;
+  private final long spinNanos;
+  private final AtomicLong uids = new AtomicLong(1);
+  volatile Routes routes = Routes.EMPTY;
+
+  public TransferPath(String engineKey, long spinNanos) {
+    this.engineKey = engineKey;
+    this.spinNanos = spinNanos;
+  }
+
+  public Routes routes() {
+    return routes;
+  }
+
+  public long spinNanos() {
+    return spinNanos;
+  }
+
+  public long allocateUid() {
+    return uids.getAndIncrement();
+  }
+
+  /** A single read ({@code kind == READ}) or write. */
+  public TransferStatusImpl single(byte kind, MemoryDesc local, long localOffset, MemoryDesc remote,
+                                   long remoteOffset, long size, long uid) {
+    boolean read = kind == TransferOp.READ;
+    String ln = read ? "localDst" : "localSrc";
+    String rn = read ? "remoteSrc" : "remoteDst";
+    Routes r = routes;
+    String err = check(r, local, ln, remote, rn);
+    if (err != null) return failed(r, err);
+    Routes.Local l = r.locals().get(local.id());
+    if (size <= 0) return invalid("size must be positive: " + size);
+    if (localOffset < 0 || localOffset > local.size() - size)
+      return invalid("localOffset " + localOffset + " + size " + size + " exceeds " + ln + " size " + local.size());
+    if (remoteOffset < 0 || remoteOffset > remote.size() - size)
+      return invalid("remoteOffset " + remoteOffset + " + size " + size + " exceeds " + rn + " size " + remote.size());
+    Routes.Peer p = r.peers().get(remote.engineKey());
+    Routes.Backend b = choose(r, l, p, remote);
+    if (b == null) return noBackend(l, remote);
+    TransferStatusImpl st = new TransferStatusImpl(spinNanos);
+    st.initSingle(kind, l.region(), localOffset, p.handles().get(b.type()), remote.id(), remote.accessKey(),
+        remote.address(), remoteOffset, size, uid);
+    b.backend().submit(st);
+    return st;
+  }
+
+  /** One batch entry: all blocks between one (local, remote) pair as one request. */
+  public TransferStatusImpl batch(byte kind, MemoryDesc local, long[] lo, MemoryDesc remote, long[] ro, long[] sizes,
+                                  long uid) {
+    boolean read = kind == TransferOp.READ;
+    String ln = read ? "localDst" : "localSrc";
+    String rn = read ? "remoteSrc" : "remoteDst";
+    Routes r = routes;
+    String err = check(r, local, ln, remote, rn);
+    if (err != null) return failed(r, err);
+    if (lo == null || ro == null || sizes == null) return invalid("localOffsets, remoteOffsets and sizes must not be null");
+    if (lo.length != ro.length || lo.length != sizes.length)
+      return invalid("localOffsets (" + lo.length + "), remoteOffsets (" + ro.length + ") and sizes (" + sizes.length
+          + ") must have the same length");
+    if (lo.length == 0) return invalid("a batch entry needs at least one block");
+    for (int i = 0; i < lo.length; i++) {
+      long s = sizes[i];
+      if (s <= 0) return invalid("sizes[" + i + "] must be positive: " + s);
+      if (lo[i] < 0 || lo[i] > local.size() - s)
+        return invalid("localOffsets[" + i + "] " + lo[i] + " + size " + s + " exceeds " + ln + " size " + local.size());
+      if (ro[i] < 0 || ro[i] > remote.size() - s)
+        return invalid("remoteOffsets[" + i + "] " + ro[i] + " + size " + s + " exceeds " + rn + " size " + remote.size());
+    }
+    Routes.Local l = r.locals().get(local.id());
+    Routes.Peer p = r.peers().get(remote.engineKey());
+    Routes.Backend b = choose(r, l, p, remote);
+    if (b == null) return noBackend(l, remote);
+    TransferStatusImpl st = new TransferStatusImpl(spinNanos);
+    long[][] merged = merge(lo, ro, sizes);
+    if (merged[0].length == 1) {
+      st.initSingle(kind, l.region(), merged[0][0], p.handles().get(b.type()), remote.id(), remote.accessKey(),
+          remote.address(), merged[1][0], merged[2][0], uid);
+    } else {
+      st.initBatch(kind, l.region(), merged[0], p.handles().get(b.type()), remote.id(), remote.accessKey(),
+          remote.address(), merged[1], merged[2], uid);
+    }
+    b.backend().submit(st);
+    return st;
+  }
+
+  /** Several entries; a malformed call fails every status it returns. */
+  public List<TransferStatus> batches(byte kind, List<MemoryDesc> locals, List<long[]> lo, List<MemoryDesc> remotes,
+                                      List<long[]> ro, List<long[]> sizes, long[] uids) {
+    int n = uids == null ? 0 : uids.length;
+    String shape = null;
+    if (uids == null) shape = "uids must not be null";
+    else if (locals == null || lo == null || remotes == null || ro == null || sizes == null)
+      shape = "the lists of descriptors, offsets and sizes must not be null";
+    else if (locals.size() != n || lo.size() != n || remotes.size() != n || ro.size() != n || sizes.size() != n)
+      shape = "every list must have one entry per uid (" + n + "): got " + locals.size() + " local, " + lo.size()
+          + " localOffsets, " + remotes.size() + " remote, " + ro.size() + " remoteOffsets, " + sizes.size() + " sizes";
+    List<TransferStatus> out = new ArrayList<>(Math.max(n, 1));
+    if (shape != null) {
+      for (int i = 0; i < Math.max(n, 1); i++) out.add(invalid(shape));
+      return out;
+    }
+    for (int i = 0; i < n; i++) out.add(batch(kind, locals.get(i), lo.get(i), remotes.get(i), ro.get(i), sizes.get(i), uids[i]));
+    return out;
+  }
+
+  /** Null when the descriptors name a registered local region and a registered remote engine. */
+  String check(Routes r, MemoryDesc local, String ln, MemoryDesc remote, String rn) {
+    if (r.closed()) return "closed";
+    if (local == null) return ln + " must not be null";
+    if (remote == null) return rn + " must not be null";
+    if (!local.engineKey().equals(engineKey))
+      return ln + " belongs to engine '" + local.engineKey() + "', not to this engine '" + engineKey + "'";
+    Routes.Local l = r.locals().get(local.id());
+    if (l == null || !l.region().live() || l.desc().accessKey() != local.accessKey())
+      return "!" + ln + " (memory id " + local.id() + ") is not registered with this engine (or was deregistered)";
+    if (l.desc().size() != local.size() || l.desc().address() != local.address())
+      return ln + " does not match its registration (size " + local.size() + " vs " + l.desc().size() + ")";
+    if (r.peers().get(remote.engineKey()) == null)
+      return "!" + rn + " belongs to engine '" + remote.engineKey() + "', which is not registered with this engine";
+    return null;
+  }
+
+  private TransferStatusImpl failed(Routes r, String err) {
+    if (err.equals("closed")) return TransferStatusImpl.failed(StatusCode.ERR_BAD_STATE, "engine '" + engineKey + "' is closed");
+    if (err.startsWith("!")) return TransferStatusImpl.failed(StatusCode.ERR_NOT_FOUND, err.substring(1));
+    return invalid(err);
+  }
+
+  static TransferStatusImpl invalid(String msg) {
+    return TransferStatusImpl.failed(StatusCode.ERR_INVALID_ARGS, msg);
+  }
+
+  private static TransferStatusImpl noBackend(Routes.Local l, MemoryDesc remote) {
+    return TransferStatusImpl.failed(StatusCode.ERR_NOT_FOUND, "no backend connected to engine '" + remote.engineKey()
+        + "' can move " + (l.region().gpu() ? "GPU" : "CPU") + " memory to " + remote.location() + " memory");
+  }
+
+  /** The first backend, in preference order, that reaches the peer and can move this kind of memory. */
+  static Routes.Backend choose(Routes r, Routes.Local l, Routes.Peer p, MemoryDesc remote) {
+    for (Routes.Backend b : r.backends()) {
+      if (p.handles().get(b.type()) != null && b.backend().canServe(l.region(), remote.location() == MemoryLocationType.GPU))
+        return b;
+    }
+    return null;
+  }
+
+  /** Joins neighbouring blocks that are contiguous on both sides (fewer entries on the wire). */
+  static long[][] merge(long[] lo, long[] ro, long[] sizes) {
+    int n = lo.length;
+    long[] mlo = new long[n], mro = new long[n], ms = new long[n];
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+      if (m > 0 && mlo[m - 1] + ms[m - 1] == lo[i] && mro[m - 1] + ms[m - 1] == ro[i]) {
+        ms[m - 1] += sizes[i];
+      } else {
+        mlo[m] = lo[i];
+        mro[m] = ro[i];
+        ms[m] = sizes[i];
+        m++;
+      }
+    }
+    return m == n ? new long[][] {lo.clone(), ro.clone(), sizes.clone()}
+        : new long[][] {Arrays.copyOf(mlo, m), Arrays.copyOf(mro, m), Arrays.copyOf(ms, m)};
+  }
+}

@@ -1,0 +1,218 @@
+package org.mori4j.io.internal;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import org.mori4j.io.StatusCode;
+import org.mori4j.io.TransferStatus;
+import org.mori4j.transport.TransferOp;
+import org.mori4j.transport.TransportError;
+
+/**
+ * The engine's transfer status, which is also the request a backend works on (see {@link TransferOp}): one
+ * object per transfer. It completes exactly once; the winner of a race between a backend's completion and
+ * a close publishes its code and message, later attempts are ignored. A waiter spins for a few
+ * microseconds, then parks; the completing thread unparks it. A {@link CompletableFuture} is only made
+ * when someone asks for {@link #completion()}.
+ */
+public final class TransferStatusImpl extends TransferOp implements TransferStatus {
+  private static final VarHandle CLAIMED;
+  private static final VarHandle WAITER;
+
+  static {
+    try {
+      MethodHandles.Lookup l = MethodHandles.lookup();
+      CLAIMED = l.findVarHandle(TransferStatusImpl.class, "claimed", int.class);
+      WAITER = l.findVarHandle(TransferStatusImpl.class, "waiter", Thread.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private final long spinNanos;
+  @SuppressWarnings("unused")
+  private volatile int claimed;
+  private volatile StatusCode code = StatusCode.IN_PROGRESS;
+  private String message = "";
+  private volatile Thread waiter;
+  private volatile CompletableFuture<TransferStatus> future;
+  private volatile Consumer<TransferStatus> listener;
+
+  public TransferStatusImpl(long spinNanos) {
+    this.spinNanos = spinNanos;
+  }
+
+  /** A status that has already failed (bad input, closed engine). */
+  public static TransferStatusImpl failed(StatusCode code, String message) {
+    TransferStatusImpl s = new TransferStatusImpl(0);
+    s.finish(code, message);
+    return s;
+  }
+
+  /** A status that has already succeeded (inbound notifications). */
+  public static TransferStatusImpl success() {
+    TransferStatusImpl s = new TransferStatusImpl(0);
+    s.finish(StatusCode.SUCCESS, "");
+    return s;
+  }
+
+  /** Completes the status once; returns this. */
+  public TransferStatusImpl finish(StatusCode c, String msg) {
+    if (!CLAIMED.compareAndSet(this, 0, 1)) return this;
+    message = msg == null ? "" : msg;
+    code = c; // volatile write publishes the message
+    Thread w = (Thread) WAITER.getAndSet(this, (Thread) null);
+    if (w != null) LockSupport.unpark(w);
+    CompletableFuture<TransferStatus> f = future;
+    if (f != null) f.complete(this);
+    Consumer<TransferStatus> l = listener;
+    if (l != null) runListener(l);
+    return this;
+  }
+
+  /** Runs {@code l} once when the status is final (at once if it already is). */
+  public void onDone(Consumer<TransferStatus> l) {
+    listener = l;
+    if (code.isFinal()) runListener(l);
+  }
+
+  private void runListener(Consumer<TransferStatus> l) {
+    // a listener may be run by finish() and by onDone() when they race; the swap lets only one run it
+    synchronized (this) {
+      if (listener == null) return;
+      listener = null;
+    }
+    l.accept(this);
+  }
+
+  @Override
+  public void transferSucceeded() {
+    finish(StatusCode.SUCCESS, "");
+  }
+
+  @Override
+  public void transferFailed(TransportError error, String msg) {
+    finish(map(error), msg);
+  }
+
+  public static StatusCode map(TransportError e) {
+    return switch (e) {
+      case INVALID_ARGS -> StatusCode.ERR_INVALID_ARGS;
+      case NOT_FOUND -> StatusCode.ERR_NOT_FOUND;
+      case BAD_STATE -> StatusCode.ERR_BAD_STATE;
+      case TRANSPORT -> StatusCode.ERR_TRANSPORT;
+      case PEER_LOST -> StatusCode.ERR_PEER_LOST;
+      case TIMEOUT -> StatusCode.ERR_TIMEOUT;
+    };
+  }
+
+  @Override
+  public StatusCode code() {
+    return code;
+  }
+
+  @Override
+  public String message() {
+    return code.isFinal() ? message : "";
+  }
+
+  @Override
+  public boolean inProgress() {
+    return !code.isFinal();
+  }
+
+  @Override
+  public boolean succeeded() {
+    return code == StatusCode.SUCCESS;
+  }
+
+  @Override
+  public boolean failed() {
+    StatusCode c = code;
+    return c.isFinal() && c != StatusCode.SUCCESS;
+  }
+
+  @Override
+  public TransferStatus await() {
+    while (!await(Long.MAX_VALUE)) {
+      // keep waiting; await(long) returns false only on timeout
+    }
+    return this;
+  }
+
+  @Override
+  public boolean await(Duration timeout) {
+    return await(timeout.isNegative() ? 0 : saturatedNanos(timeout));
+  }
+
+  private boolean await(long timeoutNanos) {
+    if (code.isFinal()) return true;
+    long start = System.nanoTime();
+    long spinEnd = start + Math.min(spinNanos, timeoutNanos);
+    while (System.nanoTime() - spinEnd < 0) {
+      if (code.isFinal()) return true;
+      Thread.onSpinWait();
+    }
+    Thread me = Thread.currentThread();
+    if (!WAITER.compareAndSet(this, (Thread) null, me)) {
+      // another thread is parked on this status; wait through the future instead
+      try {
+        completion().toCompletableFuture().get(Math.max(0, timeoutNanos - (System.nanoTime() - start)),
+            java.util.concurrent.TimeUnit.NANOSECONDS);
+        return true;
+      } catch (java.util.concurrent.TimeoutException e) {
+        return false;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return code.isFinal();
+      } catch (java.util.concurrent.ExecutionException e) {
+        return code.isFinal();
+      }
+    }
+    boolean interrupted = false;
+    try {
+      while (!code.isFinal()) {
+        long left = timeoutNanos - (System.nanoTime() - start);
+        if (left <= 0) return false;
+        LockSupport.parkNanos(this, left);
+        // an interrupt must not turn into a busy loop; it is kept and restored for the caller
+        if (Thread.interrupted()) interrupted = true;
+      }
+      return true;
+    } finally {
+      WAITER.compareAndSet(this, me, (Thread) null);
+      if (interrupted) me.interrupt();
+    }
+  }
+
+  private static long saturatedNanos(Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE;
+    }
+  }
+
+  @Override
+  public CompletionStage<TransferStatus> completion() {
+    CompletableFuture<TransferStatus> f = future;
+    if (f == null) {
+      synchronized (this) {
+        f = future;
+        if (f == null) future = f = new CompletableFuture<>();
+      }
+    }
+    if (code.isFinal()) f.complete(this);
+    return f;
+  }
+
+  @Override
+  public String toString() {
+    StatusCode c = code;
+    return "TransferStatus[" + c + (c.isFinal() && !message.isEmpty() ? ": " + message : "") + "]";
+  }
+}
