@@ -5,7 +5,6 @@ import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -101,12 +100,13 @@ final class TcpIoLoop implements CompletionSource {
       work++;
     }
     try {
-      selector.selectNow();
+      // the action form of select hands keys over one by one instead of filling the selected-key set,
+      // which would allocate a set node for every ready key
+      work += selector.selectNow(keyHandler);
     } catch (IOException | ClosedSelectorException e) {
       log.warn("{}: select failed", name, e);
       return work;
     }
-    work += processSelected();
     long now = System.nanoTime();
     if (now - nextTimerNanos >= 0) {
       nextTimerNanos = now + TIMER_PERIOD_NANOS;
@@ -115,25 +115,18 @@ final class TcpIoLoop implements CompletionSource {
     return work;
   }
 
-  private int processSelected() {
-    var keys = selector.selectedKeys();
-    if (keys.isEmpty()) return 0;
-    int n = 0;
-    for (Iterator<SelectionKey> it = keys.iterator(); it.hasNext(); ) {
-      SelectionKey k = it.next();
-      it.remove();
-      n++;
-      Object att = k.attachment();
-      if (!k.isValid()) continue;
-      if (att instanceof TcpConnection c) {
-        int ready = k.readyOps();
-        if ((ready & SelectionKey.OP_WRITE) != 0) c.onWritable();
-        if ((ready & SelectionKey.OP_READ) != 0 && k.isValid()) c.onReadable();
-      } else if (att instanceof Runnable acceptor) {
-        acceptor.run();
-      }
+  private final java.util.function.Consumer<SelectionKey> keyHandler = this::handle;
+
+  private void handle(SelectionKey k) {
+    if (!k.isValid()) return;
+    Object att = k.attachment();
+    if (att instanceof TcpConnection c) {
+      int ready = k.readyOps();
+      if ((ready & SelectionKey.OP_WRITE) != 0) c.onWritable();
+      if ((ready & SelectionKey.OP_READ) != 0 && k.isValid()) c.onReadable();
+    } else if (att instanceof Runnable acceptor) {
+      acceptor.run();
     }
-    return n;
   }
 
   @Override
@@ -146,7 +139,7 @@ final class TcpIoLoop implements CompletionSource {
     try {
       if (!ops.isEmpty() || !tasks.isEmpty() || closing) return;
       long ms = Math.max(1, TimeUnit.NANOSECONDS.toMillis(maxNanos));
-      selector.select(ms);
+      selector.select(keyHandler, ms);
     } catch (IOException | ClosedSelectorException e) {
       sleepQuietly(maxNanos);
     } finally {
