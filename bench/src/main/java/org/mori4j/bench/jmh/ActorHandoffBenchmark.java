@@ -3,7 +3,7 @@ package org.mori4j.bench.jmh;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.Semaphore;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
@@ -31,7 +31,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * a {@code PinnedDispatcher} gives each actor a thread of its own. The result (ns per round trip, two
  * hand-offs) is what one message between engine actors costs, and is the evidence behind the dispatcher
  * choice in engine-actors' {@code reference.conf}. The benchmark thread starts a rally of {@value #RALLY}
- * round trips and waits for its end, so its own wake-up is amortised away.
+ * round trips and waits (parked) for its end, so its own wake-up is amortised away.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -46,8 +46,7 @@ public class ActorHandoffBenchmark {
   public String dispatcher;
 
   private ActorSystem<Command> system;
-  private final AtomicLong finished = new AtomicLong();
-  private long rallies;
+  private final Semaphore finished = new Semaphore(0);
 
   /** Messages of the two players. */
   sealed interface Command permits Serve, Ball {}
@@ -108,7 +107,7 @@ public class ActorHandoffBenchmark {
           } else if (b.left() > 1) {
             partner.tell(new Ball(ctx.getSelf(), b.left() - 1));
           } else {
-            finished.incrementAndGet();
+            finished.release();
           }
           return Behaviors.same();
         }).build());
@@ -123,10 +122,9 @@ public class ActorHandoffBenchmark {
   /** One rally; JMH divides by {@value #RALLY}, so the score is ns per round trip. */
   @Benchmark
   @OperationsPerInvocation(RALLY)
-  public long roundTrip() {
-    long target = ++rallies;
+  public void roundTrip() throws InterruptedException {
     system.tell(new Serve(RALLY));
-    while (finished.get() < target) Thread.onSpinWait();
-    return target;
+    // park rather than spin: on a 2-core machine a spinning benchmark thread would take a core from the actors
+    finished.acquire();
   }
 }

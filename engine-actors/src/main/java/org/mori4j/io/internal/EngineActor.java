@@ -284,6 +284,9 @@ public final class EngineActor extends AbstractBehavior<Command> {
     if (!seg.isNative()) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory must be a native segment (off-heap), got a heap segment of " + seg.byteSize() + " bytes", this);
     if (seg.byteSize() <= 0) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory size must be positive: " + seg.byteSize(), this);
     if (!seg.scope().isAlive()) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory segment is already closed", this);
+    // the engine's I/O threads must be able to touch the memory: a confined arena's segment is not shareable
+    if (!seg.isAccessibleBy(Thread.currentThread()))
+      return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory segment is confined to another thread; allocate it from a shared, automatic or global arena", this);
     long memId = nextMemoryId++;
     long accessKey;
     do accessKey = random.nextLong(); while (accessKey == 0);

@@ -51,6 +51,7 @@ final class InitiatorConnection extends TcpConnection {
     }
     op.nextInFlight = null;
     op.laneSeq = nextSeq++;
+    loop.inFlight++;
     if (tail == null) head = op;
     else tail.nextInFlight = op;
     tail = op;
@@ -190,6 +191,7 @@ final class InitiatorConnection extends TcpConnection {
     if (head == null) tail = null;
     op.nextInFlight = null;
     readStage = 0;
+    loop.inFlight--;
     if (error == null) op.transferSucceeded();
     else op.transferFailed(error, message);
   }
@@ -209,6 +211,7 @@ final class InitiatorConnection extends TcpConnection {
     for (TransferOp op = head; op != null; ) {
       TransferOp next = op.nextInFlight;
       op.nextInFlight = null;
+      loop.inFlight--;
       op.transferFailed(error, text);
       op = next;
     }

@@ -38,6 +38,8 @@ final class TcpIoLoop implements CompletionSource {
   private volatile boolean closing;
   private volatile boolean closed;
   private long nextTimerNanos;
+  /** Initiator ops of this loop's connections that wait for a response; loop thread only. */
+  int inFlight;
   final long peerTimeoutNanos;
 
   TcpIoLoop(String name, long peerTimeoutNanos) throws IOException {
@@ -130,21 +132,27 @@ final class TcpIoLoop implements CompletionSource {
   }
 
   @Override
-  public void awaitWork(long maxNanos) {
+  public int awaitWork(long maxNanos) {
     if (closed) {
       sleepQuietly(maxNanos);
-      return;
+      return 0;
     }
     sleeping.set(true);
     try {
-      if (!ops.isEmpty() || !tasks.isEmpty() || closing) return;
+      if (!ops.isEmpty() || !tasks.isEmpty() || closing) return 0;
       long ms = Math.max(1, TimeUnit.NANOSECONDS.toMillis(maxNanos));
-      selector.select(keyHandler, ms);
+      return selector.select(keyHandler, ms);
     } catch (IOException | ClosedSelectorException e) {
       sleepQuietly(maxNanos);
+      return 0;
     } finally {
       sleeping.set(false);
     }
+  }
+
+  @Override
+  public int inFlight() {
+    return inFlight;
   }
 
   @Override
