@@ -273,6 +273,16 @@ public final class TcpBackend implements TransferBackend {
       op.transferFailed(TransportError.PEER_LOST, "peer " + peer.key + " lost: " + peer.lostReason());
       return;
     }
+    if (op.blockCount() > settings.maxBatchEntries()) {
+      op.transferFailed(TransportError.INVALID_ARGS, "batch of " + op.blockCount() + " blocks exceeds the TCP limit of "
+          + settings.maxBatchEntries() + " (mori4j.tcp.max-batch-entries)");
+      return;
+    }
+    if (!op.local().segment().scope().isAlive()) {
+      // a closed segment would make the I/O thread fail mid-request and take the whole connection down
+      op.transferFailed(TransportError.BAD_STATE, "local memory id " + op.local().id() + " was freed while registered");
+      return;
+    }
     int lanes = peer.lanes.length;
     if (lanes > 1 && op.blockCount() == 1 && op.totalBytes() >= settings.stripeThreshold()) {
       stripe(op, peer);
