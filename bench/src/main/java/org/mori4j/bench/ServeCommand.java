@@ -4,9 +4,9 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.Callable;
 import org.mori4j.bench.baseline.NioBaselineServer;
 import org.mori4j.io.BackendType;
 import org.mori4j.io.EngineDesc;
@@ -53,7 +53,6 @@ public final class ServeCommand implements Callable<Integer> {
     String engineKey = key != null ? key : "target-" + ProcessHandle.current().pid();
     Arena arena = Arena.ofShared();
     IoEngine engine = IoEngine.create(engineKey, new IoEngineConfig(host, port));
-    NioBaselineServer nio = null;
     AtomicBoolean closed = new AtomicBoolean();
     CountDownLatch stopped = new CountDownLatch(1);
     NioBaselineServer[] nioRef = new NioBaselineServer[1];
@@ -72,7 +71,7 @@ public final class ServeCommand implements Callable<Integer> {
       MemorySegment buffer = arena.allocate(bufferSize, 4096);
       MemoryDesc desc = engine.registerMemory(buffer);
       engine.publishMemory(BUFFER_NAME, desc);
-      nio = NioBaselineServer.start(host, bufferSize);
+      NioBaselineServer nio = NioBaselineServer.start(host, bufferSize);
       nioRef[0] = nio;
       EngineDesc self = engine.engineDesc();
       out.println(new ReadyLine(self.host(), self.port(), nio.port()).format());
