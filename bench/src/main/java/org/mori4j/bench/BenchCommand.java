@@ -186,6 +186,11 @@ public final class BenchCommand implements Callable<Integer> {
             pingpongIters, iperfSeconds), progress);
         progress.finish();
         out.print(ResultTable.renderBaselines("Baselines (same run)", base));
+        List<String> cmp = Comparison.lines(rows, base);
+        if (!cmp.isEmpty()) {
+          out.println("Comparison (same run):");
+          for (String l : cmp) out.println("  " + l);
+        }
       }
       if (json != null) {
         JsonRows.write(json, JsonRows.rowsToJson(rows));

@@ -20,7 +20,7 @@ import org.mori4j.bench.ResultRow;
 public final class UcxPerftestBaseline {
   public static final String BW_SERIES = "ucx tag_bw";
   public static final String LAT_SERIES = "ucx tag_lat";
-  static final long BW_SIZE = 64L << 20;
+  public static final long BW_SIZE = 64L << 20;
   static final long LAT_SIZE = 4096;
 
   private UcxPerftestBaseline() {}

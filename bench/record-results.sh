@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Records the runs behind issue 2's performance acceptance (point 3) into bench/results/<UTC time>-<commit>/:
+# a write sweep 4 KiB .. 64 MiB (batch 1) and a 4 KiB session-write latency run, each with the baselines
+# of the same run, plus what machine and tree produced them. Run it on a quiet machine: the figures are
+# only as good as the absence of other load on the two cores.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+commit=$(git rev-parse --short HEAD)
+dirty=$([ -n "$(git status --porcelain -- . ':!bench/results')" ] && echo "-dirty" || true)
+dir="bench/results/$(date -u +%Y%m%dT%H%MZ)-$commit$dirty"
+mkdir -p "$dir"
+
+./mori4j --help >/dev/null # builds when stale, before anything is timed
+{
+  echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit:  $(git rev-parse HEAD)$dirty"
+  echo "host:    $(uname -srm), $(nproc) CPUs, $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
+  echo "memory:  $(free -g | awk '/^Mem:/{print $2 " GiB"}')"
+  echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, before the runs)"
+  echo "java:    $(${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java -version 2>&1 | head -1)"
+  echo "iperf3:  $(iperf3 --version 2>/dev/null | head -1 || echo 'not installed')"
+  echo "ucx:     $(ucx_info -v 2>/dev/null | head -1 || echo 'not installed')"
+} > "$dir/machine.txt"
+cat "$dir/machine.txt"
+
+run() {
+  local name=$1; shift
+  echo "== ./mori4j bench $* --json $dir/$name.json" | tee "$dir/$name.txt"
+  ./mori4j bench "$@" --json "$dir/$name.json" | tee -a "$dir/$name.txt"
+}
+run write-sweep --all --sweep-start-size 4K --transfer-batch-size 1 --iters 64 --warmup-iters 8
+run session-4k --buffer-size 4K --transfer-batch-size 1 --enable-sess --iters 10000 --warmup-iters 1000
+echo "recorded in $dir"

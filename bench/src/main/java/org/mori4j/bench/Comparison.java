@@ -1,0 +1,60 @@
+package org.mori4j.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import org.mori4j.bench.baseline.Baselines;
+import org.mori4j.bench.baseline.IperfBaseline;
+import org.mori4j.bench.baseline.UcxPerftestBaseline;
+
+/**
+ * The ratios issue 2's acceptance asks about, computed from the rows of one run so nobody has to divide by
+ * hand: for bandwidth-bound rows (1 MiB and up, batch 1) mori4j's average bandwidth as a share of the NIO
+ * stream of the same point, of iperf3 and of UCX's tag_bw; for the 4 KiB batch-1 row the p50 latency as a
+ * multiple of the NIO ping-pong's p50, with UCX's round trip beside it. A baseline that is missing is named
+ * as missing, never replaced by a number.
+ */
+public final class Comparison {
+  static final long BANDWIDTH_FROM = 1 << 20;
+  static final long LATENCY_SIZE = 4096;
+
+  private Comparison() {}
+
+  /** Lines to print under the baselines table; empty when no row qualifies. */
+  public static List<String> lines(List<ResultRow> rows, List<BaselineRow> baselines) {
+    List<String> out = new ArrayList<>();
+    for (ResultRow r : rows) {
+      if (r.batchSize() != 1) continue;
+      if (r.msgSize() >= BANDWIDTH_FROM) {
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%s x 1: avg BW %.2f GB/s = ",
+            HumanSize.format(r.msgSize()), r.avgBwGBps()));
+        sb.append(share(r.avgBwGBps(), find(baselines, Baselines.NIO_STREAM, r.msgSize(), 1), "nio-stream"));
+        sb.append(", ").append(share(r.avgBwGBps(), find(baselines, IperfBaseline.SERIES, -1, -1), "iperf3"));
+        if (r.msgSize() == UcxPerftestBaseline.BW_SIZE)
+          sb.append(", ").append(share(r.avgBwGBps(), find(baselines, UcxPerftestBaseline.BW_SERIES, -1, -1), "ucx tag_bw"));
+        out.add(sb.toString());
+      } else if (r.msgSize() == LATENCY_SIZE) {
+        Optional<ResultRow> ping = find(baselines, Baselines.NIO_PINGPONG, -1, -1);
+        Optional<ResultRow> ucx = find(baselines, UcxPerftestBaseline.LAT_SERIES, -1, -1);
+        String p = ping.map(b -> String.format(Locale.ROOT, "%.2fx nio-pingpong p50 (%.2f us)", r.p50LatUs() / b.p50LatUs(),
+            b.p50LatUs())).orElse("nio-pingpong not measured");
+        String u = ucx.map(b -> String.format(Locale.ROOT, "ucx tag_lat p50 round trip %.2f us", b.p50LatUs()))
+            .orElse("ucx tag_lat not measured");
+        out.add(String.format(Locale.ROOT, "4 KiB x 1: p50 %.2f us = %s; %s", r.p50LatUs(), p, u));
+      }
+    }
+    return out;
+  }
+
+  private static String share(double mine, Optional<ResultRow> base, String name) {
+    if (base.isEmpty() || !(base.get().avgBwGBps() > 0)) return name + " not measured";
+    return String.format(Locale.ROOT, "%.0f%% of %s (%.2f)", 100 * mine / base.get().avgBwGBps(), name, base.get().avgBwGBps());
+  }
+
+  /** The measured baseline row of {@code series}; with {@code msg > 0}, the one of that point. */
+  private static Optional<ResultRow> find(List<BaselineRow> baselines, String series, long msg, int batch) {
+    return baselines.stream().filter(b -> b.series().equals(series) && b.row() != null)
+        .map(BaselineRow::row).filter(r -> msg <= 0 || (r.msgSize() == msg && r.batchSize() == batch)).findFirst();
+  }
+}

@@ -1,0 +1,27 @@
+package org.mori4j.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ComparisonTest {
+  private static ResultRow row(long msg, double avgBw, double p50) {
+    return new ResultRow(msg, 1, msg, avgBw, avgBw, p50, p50, p50, p50);
+  }
+
+  @Test
+  void ratiosComeFromTheSameRunAndMissingBaselinesAreNamed() {
+    List<ResultRow> rows = List.of(row(4096, 0.05, 60), row(64L << 20, 3.6, 18000), row(1024, 0.01, 50));
+    List<BaselineRow> base = List.of(
+        new BaselineRow("nio-stream", row(64L << 20, 3.0, 20000), ""),
+        new BaselineRow("nio-pingpong 4KiB", row(4096, 0.1, 30), ""),
+        new BaselineRow("iperf3 single-stream", ResultRow.bandwidthOnly(0, 1, 4.0), ""),
+        BaselineRow.missing("ucx tag_bw", "ucx_perftest not installed"),
+        BaselineRow.missing("ucx tag_lat", "ucx_perftest not installed"));
+    List<String> l = Comparison.lines(rows, base);
+    assertEquals(List.of(
+        "4 KiB x 1: p50 60.00 us = 2.00x nio-pingpong p50 (30.00 us); ucx tag_lat not measured",
+        "64 MiB x 1: avg BW 3.60 GB/s = 120% of nio-stream (3.00), 90% of iperf3 (4.00), ucx tag_bw not measured"), l);
+  }
+}
