@@ -12,7 +12,9 @@ dirty=$([ -n "$(git status --porcelain -- . ':!bench/results')" ] && echo "-dirt
 dir="bench/results/$(date -u +%Y%m%dT%H%MZ)-$commit$dirty"
 mkdir -p "$dir"
 
-./mori4j --help >/dev/null # builds when stale, before anything is timed
+# MORI4J_CMD overrides the launcher, e.g. to run a jar that is already built without a rebuild check
+read -r -a mori4j <<< "${MORI4J_CMD:-./mori4j}"
+"${mori4j[@]}" --help >/dev/null # ./mori4j builds when stale, before anything is timed
 {
   echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "commit:  $(git rev-parse HEAD)$dirty"
@@ -27,8 +29,8 @@ cat "$dir/machine.txt"
 
 run() {
   local name=$1; shift
-  echo "== ./mori4j bench $* --json $dir/$name.json" | tee "$dir/$name.txt"
-  ./mori4j bench "$@" --json "$dir/$name.json" | tee -a "$dir/$name.txt"
+  echo "== mori4j bench $* --json $dir/$name.json" | tee "$dir/$name.txt"
+  "${mori4j[@]}" bench "$@" --json "$dir/$name.json" | tee -a "$dir/$name.txt"
 }
 run write-sweep --all --sweep-start-size 4K --transfer-batch-size 1 --iters 64 --warmup-iters 8
 run session-4k --buffer-size 4K --transfer-batch-size 1 --enable-sess --iters 10000 --warmup-iters 1000
