@@ -1,0 +1,185 @@
+package org.mori4j.io;
+
+import static org.junit.jupiter.api.Assertions.*;
+import static org.mori4j.io.Bytes.*;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A target engine in a child JVM is killed with SIGKILL while this JVM floods it with writes: every
+ * transfer that was in flight and every transfer started afterwards must end, failed with ERR_PEER_LOST or
+ * ERR_TRANSPORT (a session's with ERR_BAD_STATE once the engine has invalidated it), within 20 s of the kill.
+ */
+class PeerKillTest {
+  private static final long BUF = 8L << 20;
+  private static final long BLOCK = 1L << 20;
+  private static final Set<StatusCode> LOST = Set.of(StatusCode.ERR_PEER_LOST, StatusCode.ERR_TRANSPORT);
+
+  /** One submitted transfer and when it was submitted relative to the kill. */
+  private record Sent(TransferStatus status, boolean afterKill, boolean session) {}
+
+  private static Process startChild(String key) throws Exception {
+    String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
+    ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m",
+        "-cp", System.getProperty("java.class.path"), TargetProcessMain.class.getName(), key, String.valueOf(BUF));
+    pb.redirectErrorStream(true);
+    return pb.start();
+  }
+
+  /** Reads the child's output until READY; afterwards keeps draining it (for the last lines on failure). */
+  private static String[] awaitReady(Process child, ConcurrentLinkedQueue<String> log) throws Exception {
+    BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+    AtomicReference<String> ready = new AtomicReference<>();
+    CountDownLatch seen = new CountDownLatch(1);
+    Thread drain = new Thread(() -> {
+      try {
+        String line;
+        while ((line = out.readLine()) != null) {
+          if (log.size() < 500) log.add(line);
+          if (line.startsWith("READY ") && ready.get() == null) {
+            ready.set(line);
+            seen.countDown();
+          }
+        }
+      } catch (java.io.IOException ignored) {
+        // the child is gone
+      } finally {
+        seen.countDown();
+      }
+    }, "child-output");
+    drain.setDaemon(true);
+    drain.start();
+    if (!seen.await(60, TimeUnit.SECONDS) || ready.get() == null)
+      fail("child target did not print READY within 60 s; its output:\n" + String.join("\n", log));
+    return ready.get().split(" ");
+  }
+
+  @Test
+  void childPeerKilledMidFloodFailsEveryTransferWithin20Seconds() throws Exception {
+    String childKey = "child-target-" + ProcessHandle.current().pid();
+    ConcurrentLinkedQueue<String> childLog = new ConcurrentLinkedQueue<>();
+    Process child = startChild(childKey);
+    IoEngine initiator = null;
+    java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+    try {
+      String[] ready = awaitReady(child, childLog);
+      String host = ready[1];
+      int port = Integer.parseInt(ready[2]);
+      assertEquals("127.0.0.1", host);
+
+      initiator = IoEngine.create("kill-test-initiator-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
+      initiator.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
+      EngineDesc remoteEngine = initiator.discover(host, port);
+      assertEquals(childKey, remoteEngine.key());
+      assertEquals(child.pid(), remoteEngine.pid());
+      MemoryDesc remote = initiator.lookupMemory(remoteEngine, "buf").orElseThrow(() -> new AssertionError("child published no 'buf'"));
+      assertEquals(BUF, remote.size());
+      initiator.registerRemoteEngine(remoteEngine);
+      java.lang.foreign.MemorySegment localBuf = arena.allocate(2 * BUF, 4096);
+      MemoryDesc local = initiator.registerMemory(localBuf);
+
+      // across processes the bytes must arrive too: write a pattern, read it back elsewhere, compare
+      randomize(localBuf, 0, BUF, 5);
+      assertSucceeds(initiator.write(local, 0, remote, 0, BUF, 1), "cross-process write");
+      assertSucceeds(initiator.read(local, BUF, remote, 0, BUF, 2), "cross-process read");
+      assertRangeEquals(localBuf, 0, localBuf, BUF, BUF, "cross-process round trip");
+
+      IoEngine ini = initiator;
+      IoEngineSession session = ini.createSession(local, remote).orElseThrow();
+      ConcurrentLinkedQueue<Sent> sent = new ConcurrentLinkedQueue<>();
+      AtomicBoolean killed = new AtomicBoolean();
+      AtomicBoolean stop = new AtomicBoolean();
+      AtomicInteger succeededBeforeKill = new AtomicInteger();
+      List<Thread> flooders = new ArrayList<>();
+      int threads = 4;
+      AtomicReference<Throwable> threadError = new AtomicReference<>();
+      for (int t = 0; t < threads; t++) {
+        int me = t;
+        Thread th = new Thread(() -> {
+          try {
+            java.util.ArrayDeque<TransferStatus> window = new java.util.ArrayDeque<>();
+            long i = 0;
+            while (!stop.get()) {
+              boolean after = killed.get();
+              long off = (i++ % (BUF / BLOCK)) * BLOCK;
+              TransferStatus s;
+              boolean viaSession = me == 0;
+              if (viaSession) s = session.write(off, off, BLOCK, session.allocateTransferUid());
+              else if (me == 1) s = ini.batchWrite(List.of(local), List.of(new long[] {off, off + 4096}), List.of(remote),
+                  List.of(new long[] {off, off + 8192}), List.of(new long[] {1000, 2000}), new long[] {ini.allocateTransferUid()}).get(0);
+              else s = ini.write(local, off, remote, off, BLOCK, ini.allocateTransferUid());
+              sent.add(new Sent(s, after, viaSession));
+              window.add(s);
+              if (window.size() >= 8) {
+                TransferStatus oldest = window.poll();
+                oldest.await(Duration.ofSeconds(30));
+                if (oldest.succeeded() && !killed.get()) succeededBeforeKill.incrementAndGet();
+              }
+              if (after && sent.size() > 2_000_000) break;
+            }
+          } catch (Throwable e) {
+            threadError.compareAndSet(null, e);
+          }
+        }, "flood-" + t);
+        th.start();
+        flooders.add(th);
+      }
+      long floodStart = System.nanoTime();
+      while (succeededBeforeKill.get() < 200 && System.nanoTime() - floodStart < 20_000_000_000L) Thread.sleep(20);
+      assertTrue(succeededBeforeKill.get() > 0, "the flood moved nothing before the kill");
+
+      child.destroyForcibly(); // SIGKILL
+      long killedAt = System.nanoTime();
+      assertTrue(child.waitFor(10, TimeUnit.SECONDS), "child did not die");
+      killed.set(true);
+      Thread.sleep(1000); // keep flooding a dead peer for a second
+      stop.set(true);
+      for (Thread th : flooders) th.join(30_000);
+      assertNull(threadError.get(), () -> "a flood thread threw: " + threadError.get());
+
+      List<Sent> all = new ArrayList<>(sent);
+      Map<StatusCode, Integer> outcomes = new EnumMap<>(StatusCode.class);
+      int afterKill = 0;
+      for (Sent s : all) {
+        long left = Duration.ofSeconds(20).toNanos() - (System.nanoTime() - killedAt);
+        assertTrue(s.status().await(Duration.ofNanos(Math.max(0, left))),
+            "a transfer was still in progress 20 s after the peer was killed: " + s.status());
+        outcomes.merge(s.status().code(), 1, Integer::sum);
+        if (s.status().failed()) {
+          boolean ok = LOST.contains(s.status().code()) || (s.session() && s.status().code() == StatusCode.ERR_BAD_STATE);
+          assertTrue(ok, "ended with " + s.status() + (s.session() ? " (session)" : ""));
+        }
+        if (s.afterKill()) {
+          afterKill++;
+          assertTrue(s.status().failed(), "a transfer started after the peer died succeeded: " + s.status());
+        }
+      }
+      long endedMs = (System.nanoTime() - killedAt) / 1_000_000;
+      assertTrue(afterKill > 0, "no transfer was started after the kill");
+      System.out.println("peer kill: " + all.size() + " transfers, " + afterKill + " started after the kill, all ended "
+          + endedMs + " ms after the kill; outcomes " + outcomes);
+      // and the dead peer keeps failing new transfers at once or nearly so
+      assertFailsWith(ini.write(local, 0, remote, 0, 4096, 9), "write to the dead peer", StatusCode.ERR_PEER_LOST, StatusCode.ERR_TRANSPORT);
+    } finally {
+      child.destroyForcibly();
+      child.waitFor(10, TimeUnit.SECONDS);
+      if (initiator != null) initiator.close();
+      arena.close();
+    }
+  }
+}
