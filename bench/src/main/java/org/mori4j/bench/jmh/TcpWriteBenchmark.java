@@ -29,7 +29,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * lookup per call). Run it with {@code -prof gc}: {@code gc.alloc.rate.norm} is the bytes allocated per write
  * on the initiator and target sides together (one JVM), which issue 2's acceptance point 4 bounds to the
  * status object on the session path. One JVM, unlike {@code mori4j bench}, because JMH measures allocation
- * per process; the cross-process latency is {@code mori4j bench}'s job.
+ * per process; the cross-process latency is {@code mori4j bench}'s job. Because {@code -prof gc} also counts
+ * Pekko's time-driven allocation (timers, remoting heartbeats), each measurement iteration also prints the
+ * bytes per write of every thread that allocated at least one byte per write ({@link ThreadAllocation}): the
+ * caller's share is the status object, the I/O loop's share should be zero.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode({Mode.AverageTime})
@@ -48,6 +51,8 @@ public class TcpWriteBenchmark {
   private MemoryDesc remote;
   private IoEngineSession session;
   private long offset;
+  private long ops;
+  private final ThreadAllocation allocation = new ThreadAllocation();
 
   @Setup(Level.Trial)
   public void start() {
@@ -70,6 +75,17 @@ public class TcpWriteBenchmark {
     expect(initiator.write(local, 0, remote, 0, SIZE, initiator.allocateTransferUid()).await());
   }
 
+  @Setup(Level.Iteration)
+  public void countFrom() {
+    ops = 0;
+    allocation.start();
+  }
+
+  @TearDown(Level.Iteration)
+  public void reportAllocation() {
+    System.out.println("\n  per-thread allocation over " + ops + " writes: " + allocation.perOp(ops, 1.0));
+  }
+
   @TearDown(Level.Trial)
   public void stop() {
     initiator.close();
@@ -79,6 +95,7 @@ public class TcpWriteBenchmark {
 
   /** Cycles over 256 slots of 4 KiB, like a stream of KV-cache blocks. */
   private long nextOffset() {
+    ops++;
     long o = offset;
     offset = (o + SIZE) & (BUFFER - 1);
     return o;
