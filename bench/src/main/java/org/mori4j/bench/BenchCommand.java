@@ -199,6 +199,11 @@ public final class BenchCommand implements Callable<Integer> {
       }
       return 0;
     } catch (EngineBenchmark.IntegrityException | EngineBenchmark.TransferFailedException e) {
+      if (target != null && target.shuttingDown()) {
+        // Ctrl-C/SIGTERM stopped the target under the running transfers: not a transfer failure
+        System.err.println("mori4j bench: interrupted");
+        return 130;
+      }
       System.err.println("mori4j bench: " + e.getMessage());
       if (target != null && !target.alive()) System.err.println("target process exited" + target.stderrTail());
       return 1;

@@ -31,12 +31,16 @@ public final class TargetProcess implements AutoCloseable {
   private final ReadyLine ready;
   private final Deque<String> stderrTail;
   private final Thread hook;
+  private volatile boolean shuttingDown;
 
   private TargetProcess(Process process, ReadyLine ready, Deque<String> stderrTail) {
     this.process = process;
     this.ready = ready;
     this.stderrTail = stderrTail;
-    this.hook = new Thread(this::kill, "mori4j-target-kill");
+    this.hook = new Thread(() -> {
+      shuttingDown = true;
+      kill();
+    }, "mori4j-target-kill");
     Runtime.getRuntime().addShutdownHook(hook);
   }
 
@@ -114,6 +118,11 @@ public final class TargetProcess implements AutoCloseable {
 
   public ReadyLine ready() {
     return ready;
+  }
+
+  /** True once the JVM is shutting down (Ctrl-C, SIGTERM) and the target is being stopped on purpose. */
+  public boolean shuttingDown() {
+    return shuttingDown;
   }
 
   public boolean alive() {
