@@ -182,4 +182,55 @@ class PeerKillTest {
       arena.close();
     }
   }
+
+  @Test
+  void frozenPeerIsDeclaredLostAfterThePeerTimeoutButAnIdlePeerIsNot() throws Exception {
+    String childKey = "frozen-target-" + ProcessHandle.current().pid();
+    ConcurrentLinkedQueue<String> childLog = new ConcurrentLinkedQueue<>();
+    Process child = startChild(childKey);
+    IoEngine initiator = null;
+    java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+    Duration peerTimeout = Duration.ofSeconds(2);
+    try {
+      String[] ready = awaitReady(child, childLog);
+      initiator = IoEngine.create("freeze-test-initiator-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
+      initiator.createBackend(BackendType.TCP, TcpBackendConfig.defaults().withPeerTimeout(peerTimeout));
+      EngineDesc remoteEngine = initiator.discover(ready[1], Integer.parseInt(ready[2]));
+      MemoryDesc remote = initiator.lookupMemory(remoteEngine, "buf").orElseThrow();
+      initiator.registerRemoteEngine(remoteEngine);
+      MemoryDesc local = initiator.registerMemory(arena.allocate(BUF, 4096));
+      assertSucceeds(initiator.write(local, 0, remote, 0, BLOCK, 1), "first write");
+
+      // silence without anything outstanding is not a failure
+      Thread.sleep(peerTimeout.toMillis() + 1000);
+      assertSucceeds(initiator.write(local, 0, remote, 0, BLOCK, 2), "write after an idle period longer than the peer timeout");
+
+      // freeze the peer: its sockets stay open but nothing moves any more
+      assertEquals(0, new ProcessBuilder("kill", "-STOP", String.valueOf(child.pid())).inheritIO().start().waitFor());
+      long frozenAt = System.nanoTime();
+      List<TransferStatus> all = new ArrayList<>();
+      for (int i = 0; i < 200; i++) all.add(initiator.write(local, 0, remote, 0, BUF, 10 + i)); // far more than socket buffers hold
+      for (TransferStatus s : all) {
+        long left = Duration.ofSeconds(15).toNanos() - (System.nanoTime() - frozenAt);
+        assertTrue(s.await(Duration.ofNanos(Math.max(0, left))), "a transfer to a frozen peer was still in progress after 15 s: " + s);
+      }
+      long ms = (System.nanoTime() - frozenAt) / 1_000_000;
+      int failed = 0;
+      for (TransferStatus s : all) {
+        if (s.failed()) {
+          failed++;
+          assertTrue(LOST.contains(s.code()), s.toString());
+        }
+      }
+      assertTrue(failed > 0, "no transfer to the frozen peer failed");
+      assertTrue(ms >= peerTimeout.toMillis() - 200, "peer declared lost after " + ms + " ms, before its timeout");
+      System.out.println("frozen peer: " + failed + " of " + all.size() + " writes failed, all ended " + ms + " ms after the freeze");
+      assertFailsWith(initiator.write(local, 0, remote, 0, 4096, 5), "write to the lost peer", StatusCode.ERR_PEER_LOST, StatusCode.ERR_TRANSPORT);
+    } finally {
+      child.destroyForcibly();
+      child.waitFor(10, TimeUnit.SECONDS);
+      if (initiator != null) initiator.close();
+      arena.close();
+    }
+  }
 }
