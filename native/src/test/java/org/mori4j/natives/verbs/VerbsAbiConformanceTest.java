@@ -1,0 +1,38 @@
+package org.mori4j.natives.verbs;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.MemoryLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.mori4j.natives.AbiProbe;
+
+/**
+ * The verbs layouts and constants agree with the real {@code <infiniband/verbs.h>} (rdma-core 44 in CI):
+ * every size, field offset, field size and constant value, all differences listed in one failure.
+ */
+class VerbsAbiConformanceTest {
+
+  static List<MemoryLayout> layouts() {
+    List<MemoryLayout> all = new ArrayList<>(VerbsLayouts.ALL);
+    all.addAll(WorkRequestLayouts.ALL);
+    return all;
+  }
+
+  @Test
+  void everyLayoutAndConstantMatchesTheHeader() {
+    Map<String, Long> probe = AbiProbe.compileAndRun("/abi/verbs_probe.c");
+    Assumptions.assumeTrue(probe != null, AbiProbe.lastFailure);
+
+    LayoutConformance conformance =
+        new LayoutConformance(probe, layouts(), List.of(VerbsConstants.class, Errno.class));
+    List<String> mismatches = conformance.mismatches();
+
+    assertTrue(mismatches.isEmpty(), mismatches.size() + " ABI mismatch(es) against <infiniband/verbs.h>:\n  "
+        + String.join("\n  ", mismatches));
+    assertTrue(conformance.checked() > 700, "the probe compared only " + conformance.checked() + " numbers");
+  }
+}
