@@ -217,4 +217,23 @@ class ConcurrencyTest {
       pool.shutdownNow();
     }
   }
+
+  @Test
+  void manyThreadsAwaitingOneTransferAreAllReleased() throws Exception {
+    TransferStatus s = p.initiator.write(p.local, 0, p.remote, 0, 8L << 20, 1);
+    int waiters = 16;
+    ExecutorService pool = Executors.newFixedThreadPool(waiters);
+    try {
+      List<Future<Boolean>> fs = new ArrayList<>();
+      for (int i = 0; i < waiters; i++) {
+        boolean timed = i % 2 == 0;
+        fs.add(pool.submit(() -> timed ? s.await(Duration.ofSeconds(30)) : s.await().succeeded()));
+      }
+      for (Future<Boolean> f : fs) assertTrue(f.get(30, TimeUnit.SECONDS), "a waiter was not released with success");
+      assertTrue(s.succeeded(), s.toString());
+      assertTrue(s.completion().toCompletableFuture().isDone());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
 }

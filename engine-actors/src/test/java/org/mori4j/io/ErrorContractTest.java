@@ -283,6 +283,17 @@ class ErrorContractTest {
   }
 
   @Test
+  void engineOnAPortThatIsTakenFailsWithATransportErrorAndFreesItsKey() throws Exception {
+    String key = "busy-port-engine-" + ProcessHandle.current().pid();
+    try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+      int port = taken.getLocalPort();
+      assertControlFails(StatusCode.ERR_TRANSPORT, () -> IoEngine.create(key, new IoEngineConfig("127.0.0.1", port)), String.valueOf(port));
+    }
+    IoEngine e = IoEngine.create(key, IoEngineConfig.loopback());
+    e.close();
+  }
+
+  @Test
   void secondBackendOfTheSameTypeIsRefused() {
     assertControlFails(StatusCode.ERR_BAD_STATE, () -> p.initiator.createBackend(BackendType.TCP, TcpBackendConfig.defaults()), "TCP");
   }
