@@ -105,7 +105,8 @@ public final class IoEngine implements AutoCloseable {
       EngineActor.Identity id = new EngineActor.Identity(key, nodeId(), addr.getHost().orElse(config.host()),
           (Integer) addr.getPort().orElse(config.port()), ProcessHandle.current().pid());
       ActorRef<IoEngineProtocol.Command> ref = system.systemActorOf(EngineActor.create(id, s, path, config.host()),
-          "mori4j-engine-" + java.net.URLEncoder.encode(key, java.nio.charset.StandardCharsets.UTF_8),
+          // the incarnation keeps names unique: a closed engine's actor may still be stopping when its key is reused
+          "mori4j-engine-" + java.net.URLEncoder.encode(key, java.nio.charset.StandardCharsets.UTF_8) + "-" + INCARNATION.incrementAndGet(),
           DispatcherSelector.fromConfig("mori4j.dispatchers.engine"));
       IoEngine e = new IoEngine(key, system, false, ref, path, s);
       LIVE.put(key, e);
@@ -125,6 +126,8 @@ public final class IoEngine implements AutoCloseable {
     if (LIVE.putIfAbsent(key, PLACEHOLDER) != null)
       throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "an engine with key '" + key + "' is already open in this JVM");
   }
+
+  private static final java.util.concurrent.atomic.AtomicLong INCARNATION = new java.util.concurrent.atomic.AtomicLong();
 
   private static final IoEngine PLACEHOLDER = new IoEngine("", null, false, null, null, null);
 

@@ -202,4 +202,27 @@ class ForgedDescriptorTest {
     for (TransferStatus s : late) assertFailsWith(s, "write after deregistration", StatusCode.ERR_NOT_FOUND);
     assertSameBytes(before, seg, "memory after late writes");
   }
+
+  @Test
+  void forgedBiggerSizeIsRejectedWithoutBytesEvenWhenTheTransferIsStriped() {
+    // a backend that stripes everything from 4 KiB over 3 connections: a forged transfer that crosses the real
+    // end of the region is cut into parts, and the part inside the region must not land on its own either
+    try (EnginePair q = new EnginePair(64 * 1024, TcpBackendConfig.defaults().withConnectionsPerPeer(3).withStripeThreshold(4096))) {
+      long real = q.remote.size();
+      MemoryDesc bigger = with(q.remote, q.remote.id(), q.remote.address(), 4 * real, q.remote.accessKey());
+      randomize(q.localBuf, 21);
+      randomize(q.remoteBuf, 22);
+      MemorySegment remoteBefore = arena.allocate(real);
+      remoteBefore.copyFrom(q.remoteBuf);
+      long offset = real - 4096, size = 3 * 4096; // first stripe inside the region, the other two past its end
+      assertFailsWith(q.initiator.write(q.local, 0, bigger, offset, size, 1), "striped forged write",
+          StatusCode.ERR_NOT_FOUND, StatusCode.ERR_INVALID_ARGS);
+      assertSameBytes(remoteBefore, q.remoteBuf, "target region after a striped forged write");
+      MemorySegment localBefore = arena.allocate(q.localBuf.byteSize());
+      localBefore.copyFrom(q.localBuf);
+      assertFailsWith(q.initiator.read(q.local, 0, bigger, offset, size, 2), "striped forged read",
+          StatusCode.ERR_NOT_FOUND, StatusCode.ERR_INVALID_ARGS);
+      assertSameBytes(localBefore, q.localBuf, "local buffer after a striped forged read");
+    }
+  }
 }

@@ -20,7 +20,7 @@ public final class RdmaDevices {
     try (VerbsDeviceList devices = VerbsDeviceList.open()) {
       return List.copyOf(devices.names());
     } catch (NativeException e) {
-      // libibverbs fails the listing (rather than returning none) when the kernel has no uverbs support.
+      // Listing failed for another reason than "no kernel support" (which is an empty list already).
       return List.of();
     }
   }
@@ -44,7 +44,7 @@ public final class RdmaDevices {
       int index = name == null ? (names.isEmpty() ? -1 : 0) : names.indexOf(name);
       if (index < 0) {
         throw new NativeException(IbVerbs.LIBRARY, Errno.ENODEV, NO_DEVICE, names.isEmpty()
-            ? "no RDMA device: libibverbs lists none on this machine"
+            ? "no RDMA device on this machine: " + devices.emptyReason()
             : "no RDMA device named " + name + "; this machine has " + names);
       }
       return devices.openContext(index);

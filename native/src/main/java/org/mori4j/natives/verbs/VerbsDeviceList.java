@@ -5,25 +5,39 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import org.mori4j.natives.NativeException;
 
 /**
  * The array {@code ibv_get_device_list} returns, owned until {@link #close()} frees it with
  * {@code ibv_free_device_list}. Devices are opened from it by index; a context opened here stays valid after
- * the list is freed (libibverbs reference-counts the device).
+ * the list is freed (libibverbs reference-counts the device). A kernel without RDMA support makes
+ * libibverbs fail the listing with {@code ENOSYS}; that is an empty list here, with the reason kept.
  */
 public final class VerbsDeviceList extends NativeResource {
   private final int count;
+  private final String emptyReason;
 
-  private VerbsDeviceList(MemorySegment list, int count) {
+  private VerbsDeviceList(MemorySegment list, int count, String emptyReason) {
     super("ibv device list", list, list.byteSize());
     this.count = count;
+    this.emptyReason = emptyReason;
   }
 
-  /** Lists the devices libibverbs sees; throws a {@code NativeException} if it cannot list at all. */
+  /** Lists the devices libibverbs sees; a {@code NativeException} for failures other than no kernel support. */
   public static VerbsDeviceList open() {
     int[] count = new int[1];
-    MemorySegment list = IbVerbs.getDeviceList(count);
-    return new VerbsDeviceList(list, count[0]);
+    try {
+      MemorySegment list = IbVerbs.getDeviceList(count);
+      return new VerbsDeviceList(list, count[0], count[0] == 0 ? "libibverbs lists none" : "");
+    } catch (NativeException e) {
+      if (e.code() != Errno.ENOSYS) throw e;
+      return new VerbsDeviceList(MemorySegment.NULL, 0, "the kernel has no RDMA support (" + e.getMessage() + ")");
+    }
+  }
+
+  /** Why the list is empty ({@code ""} when it is not). */
+  public String emptyReason() {
+    return emptyReason;
   }
 
   public int size() {
@@ -53,6 +67,6 @@ public final class VerbsDeviceList extends NativeResource {
 
   @Override
   protected void release(MemorySegment handle) {
-    IbVerbs.freeDeviceList(handle);
+    if (handle.address() != 0) IbVerbs.freeDeviceList(handle);
   }
 }

@@ -94,18 +94,20 @@ final class InitiatorConnection extends TcpConnection {
   private void prepare(TransferOp op) {
     int blocks = op.blockCount();
     if (blocks > maxEntries) throw new IllegalStateException("batch of " + blocks + " blocks exceeds " + maxEntries);
-    int need = REQ_HEADER + ENTRY * blocks;
+    int need = REQ_HEADER + ENTRY * (blocks + 1);
     if (frame.capacity() < need) frame = direct(Math.max(need, frame.capacity() * 2));
     int type = op.kind() == TransferOp.WRITE ? T_WRITE : T_READ;
     int flags = op.notifyTarget() ? F_NOTIFY : 0;
     int parts = 1;
-    if (op instanceof StripePart p) {
+    StripePart stripe = op instanceof StripePart p ? p : null;
+    if (stripe != null) {
       flags |= F_PART;
-      parts = p.parts();
+      parts = stripe.parts();
     }
-    putRequest(frame, type, flags, blocks, parts, op.laneSeq, op.uid(), op.remoteId(), op.remoteAccessKey(),
-        op.remoteAddress(), op.totalBytes());
+    putRequest(frame, type, flags, stripe != null ? 2 : blocks, parts, op.laneSeq, op.uid(), op.remoteId(),
+        op.remoteAccessKey(), op.remoteAddress(), op.totalBytes());
     for (int i = 0; i < blocks; i++) frame.putLong(op.remoteOffset(i)).putLong(op.blockSize(i));
+    if (stripe != null) frame.putLong(stripe.wholeRemoteOffset()).putLong(stripe.wholeSize());
     frame.flip();
     if (op.kind() == TransferOp.WRITE) setCursor(out, op);
     frameReady = true;

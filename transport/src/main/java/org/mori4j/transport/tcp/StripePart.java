@@ -20,6 +20,15 @@ final class StripePart extends TransferOp {
     this.parts = parts;
   }
 
+  /** The whole transfer's remote offset: the target checks the whole extent, so no stripe lands on its own. */
+  long wholeRemoteOffset() {
+    return parent.remoteOffset(0);
+  }
+
+  long wholeSize() {
+    return parent.totalBytes();
+  }
+
   int parts() {
     return parts;
   }

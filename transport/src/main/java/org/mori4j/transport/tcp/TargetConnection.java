@@ -138,6 +138,7 @@ final class TargetConnection extends TcpConnection {
     if (peerKey == null) throw new IOException("request before hello");
     if (type != T_WRITE && type != T_READ) throw new IOException("unknown request type " + type);
     if (payloadBytes < 0 || (type == T_READ && payloadBytes == 0)) throw new IOException("bad payload length " + payloadBytes);
+    if ((flags & F_PART) != 0 && entryCount != 2) throw new IOException("a stripe carries 2 entries, not " + entryCount);
     int rest = entryCount - 1;
     int need = ENTRY * entryCount;
     if (entries.capacity() < need) entries = direct(Math.max(need, entries.capacity() * 2));
@@ -161,7 +162,11 @@ final class TargetConnection extends TcpConnection {
       refuse(TransportError.BAD_STATE, "memory id " + memId + " was freed by its owner");
     } else if (type == T_WRITE && region.segment().isReadOnly()) {
       refuse(TransportError.INVALID_ARGS, "memory id " + memId + " is read-only");
+    } else if ((flags & F_PART) != 0 && !stripeInsideWhole()) {
+      refuse(TransportError.INVALID_ARGS, "transfer [offset " + entries.getLong(ENTRY) + ", size " + entries.getLong(ENTRY + 8)
+          + "] lies outside memory id " + memId + " (size " + region.size() + ")");
     } else {
+      if ((flags & F_PART) != 0) entryCount = 1; // the second entry only described the whole transfer
       long total = 0;
       for (int i = 0; i < entryCount; i++) {
         long off = entries.getLong(i * ENTRY);
@@ -189,6 +194,14 @@ final class TargetConnection extends TcpConnection {
     } else {
       respond();
     }
+  }
+
+  /** A stripe's second entry is its whole transfer: every stripe is refused unless all of it fits. */
+  private boolean stripeInsideWhole() {
+    long off = entries.getLong(0), len = entries.getLong(8);
+    long wholeOff = entries.getLong(ENTRY), wholeLen = entries.getLong(ENTRY + 8);
+    return region.contains(wholeOff, wholeLen) && off >= wholeOff && len >= 0
+        && off - wholeOff <= wholeLen - len;
   }
 
   private long[] offsets(int field) {
@@ -219,7 +232,7 @@ final class TargetConnection extends TcpConnection {
   }
 
   private void respond() {
-    if (type == T_WRITE && (flags & F_NOTIFY) != 0) record();
+    if (type == T_WRITE && (flags & F_NOTIFY) != 0 && backend.notificationsEnabled()) record();
     if (error != null) {
       respondError();
       return;

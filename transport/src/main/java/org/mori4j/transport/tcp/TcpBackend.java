@@ -315,6 +315,11 @@ public final class TcpBackend implements TransferBackend {
     return List.copyOf(loops);
   }
 
+  /** Whether this target keeps inbound writes for the application (MORI's {@code enable_notification}). */
+  boolean notificationsEnabled() {
+    return settings.enableNotification();
+  }
+
   @Override
   public InboundNotifications inbound() {
     return inbound;

@@ -13,6 +13,8 @@ import java.nio.ByteBuffer;
  *   0 u32 magic 'M4JR' | 4 u8 version | 5 u8 type | 6 u8 status (0 ok, else TransportError wire code) | 7 u8 0
  *   8 u64 seq | 16 u64 payloadBytes | 24 u64 0
  * </pre>
+ * A stripe of a large transfer (flag PART) carries two entries: its own (offset, size), then the whole
+ * transfer's, so that the target refuses every stripe of a transfer that does not fit as a whole.
  * Requests on one connection are answered in order, so the initiator matches a response with the oldest
  * request in flight and checks its sequence number.
  */
