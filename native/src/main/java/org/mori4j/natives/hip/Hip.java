@@ -1,0 +1,203 @@
+package org.mori4j.natives.hip;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static org.mori4j.natives.hip.HipLayouts.DEVICE_POINTER;
+import static org.mori4j.natives.hip.HipLayouts.HIP_ENUM;
+import static org.mori4j.natives.hip.HipLayouts.HIP_IPC_MEM_HANDLE;
+import static org.mori4j.natives.hip.HipLayouts.POINTER;
+import static org.mori4j.natives.hip.HipLayouts.SIZE_T;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import org.mori4j.natives.NativeException;
+import org.mori4j.natives.NativeLibrary;
+import org.mori4j.natives.gpu.FunctionTable;
+
+/**
+ * The HIP runtime ({@code libamdhip64.so}) through FFM: devices, memory, copies, streams, events, IPC
+ * handles, pointer attributes, modules and launches, and peer access, each a {@code MethodHandle} bound in
+ * one {@link FunctionTable} under the exported name. HIP keeps one current device per thread (not a context
+ * object as the CUDA driver API does), so callers select it with {@link #setDevice} first. Every call checks
+ * its {@code hipError_t} and throws a {@link NativeException} carrying the code and {@code hipGetErrorName}.
+ * Device pointers are passed as {@code long}s: a {@code void*} and a 64-bit integer travel in the same
+ * register on LP64, and the data path then needs no {@link MemorySegment} per copy. ROCm 6 ships
+ * {@code .so.6}, ROCm 5 (Debian 12) {@code .so.5}; the first that loads is used.
+ */
+public final class Hip {
+  private Hip() {}
+
+  static final FunctionTable FUNCTIONS =
+      new FunctionTable(NativeLibrary.open("hip", "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"));
+
+  private static final FunctionDescriptor OUT = FunctionDescriptor.of(HIP_ENUM, ADDRESS);
+  private static final FunctionDescriptor ON_HANDLE = FunctionDescriptor.of(HIP_ENUM, POINTER);
+  private static final FunctionDescriptor ON_POINTER = FunctionDescriptor.of(HIP_ENUM, DEVICE_POINTER);
+
+  static final MethodHandle INIT = FUNCTIONS.bind("hipInit", FunctionDescriptor.of(HIP_ENUM, JAVA_INT));
+  static final MethodHandle DRIVER_GET_VERSION = FUNCTIONS.bind("hipDriverGetVersion", OUT);
+  static final MethodHandle RUNTIME_GET_VERSION = FUNCTIONS.bind("hipRuntimeGetVersion", OUT);
+  static final MethodHandle GET_DEVICE_COUNT = FUNCTIONS.bind("hipGetDeviceCount", OUT);
+  static final MethodHandle SET_DEVICE = FUNCTIONS.bind("hipSetDevice", FunctionDescriptor.of(HIP_ENUM, JAVA_INT));
+  static final MethodHandle GET_DEVICE = FUNCTIONS.bind("hipGetDevice", OUT);
+  static final MethodHandle DEVICE_GET = FUNCTIONS.bind("hipDeviceGet", FunctionDescriptor.of(HIP_ENUM, ADDRESS, JAVA_INT));
+  static final MethodHandle DEVICE_GET_NAME = FUNCTIONS.bind("hipDeviceGetName", FunctionDescriptor.of(HIP_ENUM, ADDRESS, JAVA_INT, JAVA_INT));
+  static final MethodHandle DEVICE_GET_ATTRIBUTE = FUNCTIONS.bind("hipDeviceGetAttribute",
+      FunctionDescriptor.of(HIP_ENUM, ADDRESS, HIP_ENUM, JAVA_INT));
+  static final MethodHandle MALLOC = FUNCTIONS.bind("hipMalloc", FunctionDescriptor.of(HIP_ENUM, ADDRESS, SIZE_T));
+  static final MethodHandle FREE = FUNCTIONS.bind("hipFree", ON_POINTER);
+  static final MethodHandle HOST_MALLOC = FUNCTIONS.bind("hipHostMalloc", FunctionDescriptor.of(HIP_ENUM, ADDRESS, SIZE_T, JAVA_INT));
+  static final MethodHandle HOST_FREE = FUNCTIONS.bind("hipHostFree", ON_POINTER);
+  static final MethodHandle HOST_REGISTER = FUNCTIONS.bind("hipHostRegister", FunctionDescriptor.of(HIP_ENUM, DEVICE_POINTER, SIZE_T, JAVA_INT));
+  static final MethodHandle HOST_UNREGISTER = FUNCTIONS.bind("hipHostUnregister", ON_POINTER);
+  static final MethodHandle MEMCPY = FUNCTIONS.bind("hipMemcpy",
+      FunctionDescriptor.of(HIP_ENUM, DEVICE_POINTER, DEVICE_POINTER, SIZE_T, HIP_ENUM));
+  static final MethodHandle MEMCPY_ASYNC = FUNCTIONS.bind("hipMemcpyAsync",
+      FunctionDescriptor.of(HIP_ENUM, DEVICE_POINTER, DEVICE_POINTER, SIZE_T, HIP_ENUM, POINTER));
+  static final MethodHandle MEMCPY_PEER = FUNCTIONS.bind("hipMemcpyPeer",
+      FunctionDescriptor.of(HIP_ENUM, DEVICE_POINTER, JAVA_INT, DEVICE_POINTER, JAVA_INT, SIZE_T));
+  static final MethodHandle MEMCPY_PEER_ASYNC = FUNCTIONS.bind("hipMemcpyPeerAsync",
+      FunctionDescriptor.of(HIP_ENUM, DEVICE_POINTER, JAVA_INT, DEVICE_POINTER, JAVA_INT, SIZE_T, POINTER));
+  static final MethodHandle MEMSET = FUNCTIONS.bind("hipMemset", FunctionDescriptor.of(HIP_ENUM, DEVICE_POINTER, JAVA_INT, SIZE_T));
+  static final MethodHandle MEM_GET_ADDRESS_RANGE = FUNCTIONS.bind("hipMemGetAddressRange",
+      FunctionDescriptor.of(HIP_ENUM, ADDRESS, ADDRESS, DEVICE_POINTER));
+  static final MethodHandle POINTER_GET_ATTRIBUTES = FUNCTIONS.bind("hipPointerGetAttributes",
+      FunctionDescriptor.of(HIP_ENUM, ADDRESS, DEVICE_POINTER));
+  static final MethodHandle IPC_GET_MEM_HANDLE = FUNCTIONS.bind("hipIpcGetMemHandle", FunctionDescriptor.of(HIP_ENUM, ADDRESS, DEVICE_POINTER));
+  // hipIpcMemHandle_t is passed BY VALUE (64 bytes): the struct layout makes the linker pass it the way the
+  // C ABI passes a large struct (in memory on the stack), which a pointer parameter would get wrong.
+  static final MethodHandle IPC_OPEN_MEM_HANDLE = FUNCTIONS.bind("hipIpcOpenMemHandle",
+      FunctionDescriptor.of(HIP_ENUM, ADDRESS, HIP_IPC_MEM_HANDLE, JAVA_INT));
+  static final MethodHandle IPC_CLOSE_MEM_HANDLE = FUNCTIONS.bind("hipIpcCloseMemHandle", ON_POINTER);
+  static final MethodHandle STREAM_CREATE_WITH_FLAGS = FUNCTIONS.bind("hipStreamCreateWithFlags",
+      FunctionDescriptor.of(HIP_ENUM, ADDRESS, JAVA_INT));
+  static final MethodHandle STREAM_DESTROY = FUNCTIONS.bind("hipStreamDestroy", ON_HANDLE);
+  static final MethodHandle STREAM_SYNCHRONIZE = FUNCTIONS.bind("hipStreamSynchronize", ON_HANDLE);
+  static final MethodHandle STREAM_QUERY = FUNCTIONS.bind("hipStreamQuery", ON_HANDLE);
+  static final MethodHandle EVENT_CREATE_WITH_FLAGS = FUNCTIONS.bind("hipEventCreateWithFlags",
+      FunctionDescriptor.of(HIP_ENUM, ADDRESS, JAVA_INT));
+  static final MethodHandle EVENT_DESTROY = FUNCTIONS.bind("hipEventDestroy", ON_HANDLE);
+  static final MethodHandle EVENT_RECORD = FUNCTIONS.bind("hipEventRecord", FunctionDescriptor.of(HIP_ENUM, POINTER, POINTER));
+  static final MethodHandle EVENT_QUERY = FUNCTIONS.bind("hipEventQuery", ON_HANDLE);
+  static final MethodHandle EVENT_SYNCHRONIZE = FUNCTIONS.bind("hipEventSynchronize", ON_HANDLE);
+  static final MethodHandle EVENT_ELAPSED_TIME = FUNCTIONS.bind("hipEventElapsedTime",
+      FunctionDescriptor.of(HIP_ENUM, ADDRESS, POINTER, POINTER));
+  static final MethodHandle MODULE_LOAD_DATA = FUNCTIONS.bind("hipModuleLoadData", FunctionDescriptor.of(HIP_ENUM, ADDRESS, ADDRESS));
+  static final MethodHandle MODULE_UNLOAD = FUNCTIONS.bind("hipModuleUnload", ON_HANDLE);
+  static final MethodHandle MODULE_GET_FUNCTION = FUNCTIONS.bind("hipModuleGetFunction",
+      FunctionDescriptor.of(HIP_ENUM, ADDRESS, POINTER, ADDRESS));
+  static final MethodHandle MODULE_GET_GLOBAL = FUNCTIONS.bind("hipModuleGetGlobal",
+      FunctionDescriptor.of(HIP_ENUM, ADDRESS, ADDRESS, POINTER, ADDRESS));
+  static final MethodHandle MODULE_LAUNCH_KERNEL = FUNCTIONS.bind("hipModuleLaunchKernel", FunctionDescriptor.of(HIP_ENUM, POINTER,
+      JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, POINTER, ADDRESS, ADDRESS));
+  static final MethodHandle DEVICE_CAN_ACCESS_PEER = FUNCTIONS.bind("hipDeviceCanAccessPeer",
+      FunctionDescriptor.of(HIP_ENUM, ADDRESS, JAVA_INT, JAVA_INT));
+  static final MethodHandle DEVICE_ENABLE_PEER_ACCESS = FUNCTIONS.bind("hipDeviceEnablePeerAccess",
+      FunctionDescriptor.of(HIP_ENUM, JAVA_INT, JAVA_INT));
+  private static final MethodHandle GET_ERROR_NAME = FUNCTIONS.bind("hipGetErrorName", FunctionDescriptor.of(ADDRESS, HIP_ENUM));
+  private static final MethodHandle GET_ERROR_STRING = FUNCTIONS.bind("hipGetErrorString", FunctionDescriptor.of(ADDRESS, HIP_ENUM));
+
+  /** The library as opened (or the reasons it could not be). */
+  public static NativeLibrary library() {
+    return FUNCTIONS.library();
+  }
+
+  /** Every bound API and the symbol bound for it (for the ABI tests). */
+  public static FunctionTable functions() {
+    return FUNCTIONS;
+  }
+
+  /** {@code hipGetErrorName}, or {@code "hipError_t <code>"} when the library cannot name it. */
+  public static String errorName(int code) {
+    return text(GET_ERROR_NAME, code);
+  }
+
+  /** {@code hipGetErrorString}: HIP's one-line description of {@code code}. */
+  public static String errorString(int code) {
+    return text(GET_ERROR_STRING, code);
+  }
+
+  private static String text(MethodHandle handle, int code) {
+    try {
+      MemorySegment text = (MemorySegment) handle.invokeExact(code);
+      return text.equals(MemorySegment.NULL) ? "hipError_t " + code : text.reinterpret(4096).getString(0);
+    } catch (Throwable t) {
+      return "hipError_t " + code;
+    }
+  }
+
+  /** Throws the {@link NativeException} for a failed {@code function}, or returns when {@code rc} is success. */
+  static void check(int rc, String function) {
+    if (rc != HipConstants.hipSuccess) throw failure(rc, function);
+  }
+
+  static NativeException failure(int rc, String function) {
+    String name = errorName(rc);
+    return new NativeException("hip", rc, name, function + " failed: " + name + " (" + errorString(rc) + ")");
+  }
+
+  /** A native call returning a {@code hipError_t}, written as a lambda around {@code invokeExact}. */
+  @FunctionalInterface
+  interface Call {
+    int invoke() throws Throwable;
+  }
+
+  /** A native call with one out-parameter cell. */
+  @FunctionalInterface
+  interface OutCall {
+    int invoke(MemorySegment out) throws Throwable;
+  }
+
+  static void call(String function, Call call) {
+    check(invoke(call), function);
+  }
+
+  /** Runs {@code call} and returns its raw {@code hipError_t}, for callers that treat some codes as answers. */
+  static int invoke(Call call) {
+    try {
+      return call.invoke();
+    } catch (Throwable t) {
+      throw FunctionTable.rethrow(t);
+    }
+  }
+
+  static int outInt(String function, OutCall call) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_INT);
+      call(function, () -> call.invoke(out));
+      return out.get(JAVA_INT, 0);
+    }
+  }
+
+  static long outLong(String function, OutCall call) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(DEVICE_POINTER);
+      call(function, () -> call.invoke(out));
+      return out.get(DEVICE_POINTER, 0);
+    }
+  }
+
+  static MemorySegment outHandle(String function, OutCall call) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(POINTER);
+      call(function, () -> call.invoke(out));
+      return out.get(POINTER, 0);
+    }
+  }
+
+  static float outFloat(String function, OutCall call) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_FLOAT);
+      call(function, () -> call.invoke(out));
+      return out.get(JAVA_FLOAT, 0);
+    }
+  }
+
+  /** Makes {@code device} the calling thread's current HIP device. */
+  public static void setDevice(int device) {
+    call("hipSetDevice", () -> (int) SET_DEVICE.invokeExact(device));
+  }
+}
