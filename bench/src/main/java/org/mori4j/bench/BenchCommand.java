@@ -73,6 +73,10 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--warmup-iters", defaultValue = "16", description = "Unmeasured iterations before each row (default: ${DEFAULT-VALUE}).")
   int warmupIters;
 
+  @Option(names = "--warmup-ms", defaultValue = "1000", description = "Least warm-up time per row in ms, besides --warmup-iters, "
+      + "so that rows are measured on JIT-compiled code; the baselines get the same (default: ${DEFAULT-VALUE}).")
+  long warmupMs;
+
   @Option(names = "--mem-type", defaultValue = "cpu", description = "cpu (gpu: not in this build).")
   String memType;
 
@@ -131,6 +135,7 @@ public final class BenchCommand implements Callable<Integer> {
     if (!m.equals("cpu")) throw usage("unknown --mem-type '" + memType + "' (expected cpu)");
     if (iters < 1) throw usage("--iters must be at least 1: " + iters);
     if (warmupIters < 0) throw usage("--warmup-iters must not be negative: " + warmupIters);
+    if (warmupMs < 0) throw usage("--warmup-ms must not be negative: " + warmupMs);
     if (pingpongIters < 1) throw usage("--pingpong-iters must be at least 1: " + pingpongIters);
     if (iperfSeconds < 1 || iperfSeconds > 60) throw usage("--iperf-seconds must be in 1..60: " + iperfSeconds);
     if (peerNio != null && peer == null) throw usage("--peer-nio needs --peer");
@@ -172,8 +177,8 @@ public final class BenchCommand implements Callable<Integer> {
         nioPort = peerNio == null ? 0 : peerNio;
         targetNote = "running serve";
       }
-      out.printf(Locale.ROOT, "mori4j bench: backend=tcp op=%s mem=cpu batch-transfer=%s session=%s iters=%d warmup=%d points=%d%n",
-          op.name().toLowerCase(Locale.ROOT), batchTransfer, session, iters, warmupIters, plan.points().size());
+      out.printf(Locale.ROOT, "mori4j bench: backend=tcp op=%s mem=cpu batch-transfer=%s session=%s iters=%d warmup=%d/%dms points=%d%n",
+          op.name().toLowerCase(Locale.ROOT), batchTransfer, session, iters, warmupIters, warmupMs, plan.points().size());
       out.printf(Locale.ROOT, "  target %s:%d (%s), tcp %s%n", peerHost, peerPort, targetNote, tcp.config());
       out.flush();
       List<ResultRow> rows = runEngine(plan, peerHost, peerPort, target);
@@ -183,7 +188,7 @@ public final class BenchCommand implements Callable<Integer> {
       if (baselines) {
         ProgressBar progress = ProgressBar.forConsole(Baselines.steps(plan));
         base = Baselines.run(plan, new Baselines.Settings(peerHost, nioPort, capacity, iters, warmupIters,
-            pingpongIters, iperfSeconds), progress);
+            warmupMs * 1_000_000L, pingpongIters, iperfSeconds), progress);
         progress.finish();
         out.print(ResultTable.renderBaselines("Baselines (same run)", base));
         List<String> cmp = Comparison.lines(rows, base);
@@ -245,7 +250,7 @@ public final class BenchCommand implements Callable<Integer> {
             throw new IllegalStateException("the target buffer (" + HumanSize.format(remote.size()) + ") is smaller than the message size "
                 + HumanSize.format(p.msgSize()) + "; start serve with a larger --buffer-size");
           progress.show(HumanSize.format(p.msgSize()) + " x " + p.batchSize());
-          rows.add(bench.run(p, iters, warmupIters));
+          rows.add(bench.run(p, iters, warmupIters, warmupMs * 1_000_000L));
           progress.step();
           if (target != null && !target.alive()) throw new IllegalStateException("target process died" + target.stderrTail());
         }

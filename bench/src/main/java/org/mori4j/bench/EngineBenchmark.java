@@ -76,8 +76,11 @@ public final class EngineBenchmark {
     return Math.min(local.size(), remote.size());
   }
 
-  /** Runs one point: warm-up, measured iterations, integrity check. */
-  public ResultRow run(SweepPlan.Point p, int iters, int warmup) {
+  /**
+   * Runs one point: warm-up (at least {@code warmup} iterations and at least {@code warmupNanos}, so that the
+   * JIT has compiled the transfer path before timing starts), measured iterations, integrity check.
+   */
+  public ResultRow run(SweepPlan.Point p, int iters, int warmup, long warmupNanos) {
     long msg = p.msgSize();
     int batch = p.batchSize();
     long[] offsets = SweepPlan.offsets(msg, batch, capacity());
@@ -87,7 +90,8 @@ public final class EngineBenchmark {
     prepare(used, seed, slots, msg);
 
     Iteration it = new Iteration(offsets, msg);
-    for (int i = 0; i < warmup; i++) it.run();
+    long warmStart = System.nanoTime();
+    for (int i = 0; i < warmup || System.nanoTime() - warmStart < warmupNanos; i++) it.run();
     long[] lat = new long[iters];
     for (int i = 0; i < iters; i++) {
       long t0 = System.nanoTime();

@@ -23,12 +23,12 @@ class BenchEndToEndTest {
   @Test
   void spawnedTargetWritesAndReadsWithEveryCallStyle(@TempDir Path dir) throws Exception {
     Path json = dir.resolve("w.json");
-    assertEquals(0, bench("bench", "--iters", "5", "--warmup-iters", "1", "--no-baselines", "--buffer-size", "64K",
+    assertEquals(0, bench("bench", "--iters", "5", "--warmup-iters", "1", "--warmup-ms", "0", "--no-baselines", "--buffer-size", "64K",
         "--transfer-batch-size", "4", "--all-batch", "--json", json.toString()));
     String w = Files.readString(json);
     assertEquals(3, w.split("\"msgSize\"").length - 1, w); // batches 1, 2, 4
     assertTrue(w.contains("\"batchSize\": 4"), w);
-    assertEquals(0, bench("bench", "--iters", "5", "--warmup-iters", "1", "--no-baselines", "--op-type", "read",
+    assertEquals(0, bench("bench", "--iters", "5", "--warmup-iters", "1", "--warmup-ms", "0", "--no-baselines", "--op-type", "read",
         "--enable-sess", "--enable-batch-transfer", "--buffer-size", "1M", "--transfer-batch-size", "3"));
   }
 
@@ -37,7 +37,7 @@ class BenchEndToEndTest {
     try (TargetProcess serve = TargetProcess.start(List.of("--buffer-size", "1M"), Duration.ofSeconds(60), System.err)) {
       ReadyLine r = serve.ready();
       Path json = dir.resolve("p.json");
-      assertEquals(0, bench("bench", "--peer", r.host() + ":" + r.port(), "--iters", "5", "--warmup-iters", "1",
+      assertEquals(0, bench("bench", "--peer", r.host() + ":" + r.port(), "--iters", "5", "--warmup-iters", "1", "--warmup-ms", "0",
           "--no-baselines", "--enable-sess", "--transfer-batch-size", "2", "--json", json.toString()));
       assertTrue(Files.readString(json).contains("\"totalBytes\": 8192"));
       assertTrue(serve.alive(), "serve keeps running after a bench" + serve.stderrTail());

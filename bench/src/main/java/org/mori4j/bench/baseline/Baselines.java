@@ -26,10 +26,11 @@ public final class Baselines {
    * @param capacity      bytes of the target buffer, so the NIO stream cycles over the same slots
    * @param iters         measured iterations per point (as for mori4j)
    * @param warmup        warm-up iterations per point
+   * @param warmupNanos   least warm-up time per point
    * @param pingpongIters samples of the ping-pong
    * @param iperfSeconds  duration of the iperf3 test
    */
-  public record Settings(String nioHost, int nioPort, long capacity, int iters, int warmup, int pingpongIters,
+  public record Settings(String nioHost, int nioPort, long capacity, int iters, int warmup, long warmupNanos, int pingpongIters,
                          int iperfSeconds) {}
 
   private Baselines() {}
@@ -49,7 +50,7 @@ public final class Baselines {
         rows.add(BaselineRow.missing(NIO_STREAM, noNio));
       } else {
         try {
-          rows.add(new BaselineRow(NIO_STREAM, nio.measure(p.msgSize(), p.batchSize(), s.iters(), s.warmup(), s.capacity()),
+          rows.add(new BaselineRow(NIO_STREAM, nio.measure(p.msgSize(), p.batchSize(), s.iters(), s.warmup(), s.warmupNanos(), s.capacity()),
               "1 blocking SocketChannel, 8-byte ack per message"));
         } catch (Exception e) {
           rows.add(BaselineRow.missing(NIO_STREAM, "failed: " + e));
@@ -63,7 +64,7 @@ public final class Baselines {
     } else {
       try {
         int warm = Math.max(100, s.pingpongIters() / 10);
-        rows.add(new BaselineRow(NIO_PINGPONG, nio.measure(PINGPONG_SIZE, 1, s.pingpongIters(), warm, s.capacity()),
+        rows.add(new BaselineRow(NIO_PINGPONG, nio.measure(PINGPONG_SIZE, 1, s.pingpongIters(), warm, s.warmupNanos(), s.capacity()),
             "4 KiB request, 8-byte ack, " + s.pingpongIters() + " round trips"));
       } catch (Exception e) {
         rows.add(BaselineRow.missing(NIO_PINGPONG, "failed: " + e));

@@ -29,9 +29,10 @@ public final class NioBaselineClient {
   /**
    * Measures one point over a fresh connection.
    *
+   * @param warmupNanos least time spent warming up (JIT), besides {@code warmup} iterations
    * @param capacity bytes of the server's buffer: messages cycle over the same slots the engine run uses
    */
-  public ResultRow measure(long msgSize, int batch, int iters, int warmup, long capacity) throws IOException {
+  public ResultRow measure(long msgSize, int batch, int iters, int warmup, long warmupNanos, long capacity) throws IOException {
     if (msgSize > Integer.MAX_VALUE) throw new IllegalArgumentException("NIO baseline message too large: " + msgSize);
     int slots = (int) Math.min(SweepPlan.slots(msgSize, batch, capacity), Integer.MAX_VALUE / msgSize);
     try (SocketChannel c = SocketChannel.open(); Arena arena = Arena.ofConfined()) {
@@ -46,7 +47,9 @@ public final class NioBaselineClient {
       ByteBuffer src = arena.allocate(msgSize * slots, 4096).fill((byte) 0x5a).asByteBuffer();
       ByteBuffer ack = ByteBuffer.allocateDirect(8).order(ByteOrder.BIG_ENDIAN);
       long[] seq = {0, 0}; // [0] = next to send, [1] = next ack expected
-      for (int i = 0; i < warmup; i++) iteration(c, src, ack, msgSize, batch, slots, seq);
+      // the same warm-up rule as the engine's rows: iterations and time, whichever lasts longer
+      long warmStart = System.nanoTime();
+      for (int i = 0; i < warmup || System.nanoTime() - warmStart < warmupNanos; i++) iteration(c, src, ack, msgSize, batch, slots, seq);
       long[] lat = new long[iters];
       for (int i = 0; i < iters; i++) {
         long t0 = System.nanoTime();

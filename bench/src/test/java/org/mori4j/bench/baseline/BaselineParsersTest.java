@@ -42,11 +42,11 @@ class BaselineParsersTest {
   void nioBaselineMovesMessagesOverLoopback() throws Exception {
     try (NioBaselineServer server = NioBaselineServer.start("127.0.0.1", 1 << 20)) {
       NioBaselineClient client = new NioBaselineClient("127.0.0.1", server.port());
-      ResultRow r = client.measure(4096, 8, 20, 5, 1 << 20);
+      ResultRow r = client.measure(4096, 8, 20, 5, 0, 1 << 20);
       assertEquals(4096 * 8, r.totalBytes());
       assertTrue(r.minLatUs() > 0 && r.avgBwGBps() > 0, r.toString());
       // a batch far above the ack window and bigger than the buffer still completes (slots are reused)
-      ResultRow big = client.measure(64, 5000, 2, 1, 4096);
+      ResultRow big = client.measure(64, 5000, 2, 1, 0, 4096);
       assertEquals(64 * 5000, big.totalBytes());
     }
   }

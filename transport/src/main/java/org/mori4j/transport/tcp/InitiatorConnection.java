@@ -3,6 +3,7 @@ package org.mori4j.transport.tcp;
 import static org.mori4j.transport.tcp.WireFormat.*;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
@@ -26,7 +27,8 @@ final class InitiatorConnection extends TcpConnection {
   private long nextSeq = 1;
 
   // write side
-  private ByteBuffer frame = direct(REQ_HEADER + ENTRY * 64);
+  private ByteBuffer frame = direct(REQ_HEADER + ENTRY * 64 + INLINE_MAX);
+  private MemorySegment frameSegment = MemorySegment.ofBuffer(frame);
   private final BlockCursor out = new BlockCursor(new RegionViews());
   private boolean frameReady;
 
@@ -94,8 +96,12 @@ final class InitiatorConnection extends TcpConnection {
   private void prepare(TransferOp op) {
     int blocks = op.blockCount();
     if (blocks > maxEntries) throw new IllegalStateException("batch of " + blocks + " blocks exceeds " + maxEntries);
-    int need = REQ_HEADER + ENTRY * (blocks + 1);
-    if (frame.capacity() < need) frame = direct(Math.max(need, frame.capacity() * 2));
+    boolean inline = op.kind() == TransferOp.WRITE && op.totalBytes() <= INLINE_MAX;
+    int need = REQ_HEADER + ENTRY * (blocks + 1) + (inline ? (int) op.totalBytes() : 0);
+    if (frame.capacity() < need) {
+      frame = direct(Math.max(need, frame.capacity() * 2));
+      frameSegment = MemorySegment.ofBuffer(frame);
+    }
     int type = op.kind() == TransferOp.WRITE ? T_WRITE : T_READ;
     int flags = op.notifyTarget() ? F_NOTIFY : 0;
     int parts = 1;
@@ -108,8 +114,19 @@ final class InitiatorConnection extends TcpConnection {
         op.remoteAccessKey(), op.remoteAddress(), op.totalBytes());
     for (int i = 0; i < blocks; i++) frame.putLong(op.remoteOffset(i)).putLong(op.blockSize(i));
     if (stripe != null) frame.putLong(stripe.wholeRemoteOffset()).putLong(stripe.wholeSize());
+    if (inline) {
+      // a small payload rides in the frame: one plain write, no per-request views of the region
+      int pos = frame.position();
+      MemorySegment src = op.local().segment();
+      for (int i = 0; i < blocks; i++) {
+        long size = op.blockSize(i);
+        MemorySegment.copy(src, op.localOffset(i), frameSegment, pos, size);
+        pos += (int) size;
+      }
+      frame.position(pos);
+    }
     frame.flip();
-    if (op.kind() == TransferOp.WRITE) setCursor(out, op);
+    if (op.kind() == TransferOp.WRITE && !inline) setCursor(out, op);
     frameReady = true;
   }
 

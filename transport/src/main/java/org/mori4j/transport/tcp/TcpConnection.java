@@ -57,13 +57,14 @@ abstract class TcpConnection {
   }
 
   final long read(ByteBuffer[] iov, int count) throws IOException {
-    long n = channel.read(iov, 0, count);
+    // the JDK's vectored calls allocate a releaser per buffer of a memory segment; one buffer needs none
+    long n = count == 1 ? channel.read(iov[0]) : channel.read(iov, 0, count);
     if (n > 0) lastProgressNanos = System.nanoTime();
     return n;
   }
 
   final long write(ByteBuffer[] iov, int count) throws IOException {
-    long n = channel.write(iov, 0, count);
+    long n = count == 1 ? channel.write(iov[0]) : channel.write(iov, 0, count);
     if (n > 0) lastProgressNanos = System.nanoTime();
     return n;
   }

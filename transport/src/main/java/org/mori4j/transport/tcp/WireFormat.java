@@ -36,6 +36,12 @@ final class WireFormat {
   static final int F_NOTIFY = 1;
   static final int F_PART = 2;
 
+  /**
+   * WRITE payloads up to this size are copied into the request frame by the initiator: a 16 KiB copy costs
+   * less than a second system call or the JDK's per-buffer bookkeeping of a gathering write.
+   */
+  static final int INLINE_MAX = 16 * 1024;
+
   /** Longest error message or hello key on the wire. */
   static final int MAX_SMALL_PAYLOAD = 4096;
 
