@@ -32,8 +32,9 @@ run() {
   echo "== mori4j bench $* --json $dir/$name.json" | tee "$dir/$name.txt"
   "${mori4j[@]}" bench "$@" --json "$dir/$name.json" | tee -a "$dir/$name.txt"
 }
-# 100 warm-up iterations per row: with MORI's 16 the first small rows still run partly interpreted (p50 of the
-# first 4 KiB row measured 850 us with 8, 65 us warm)
+# every row warms up for at least --warmup-ms (default 1 s) besides its warm-up iterations, so that rows and
+# baselines are measured on JIT-compiled code (with MORI's 16 iterations alone the first 4 KiB row ran partly
+# interpreted: p50 850 us instead of 30 us)
 run write-sweep --all --sweep-start-size 4K --transfer-batch-size 1 --iters 100 --warmup-iters 100
-run session-4k --buffer-size 4K --transfer-batch-size 1 --enable-sess --iters 10000 --warmup-iters 1000
+run session-4k --buffer-size 4K --transfer-batch-size 1 --enable-sess --iters 20000 --warmup-iters 1000 --warmup-ms 3000
 echo "recorded in $dir"
