@@ -207,7 +207,7 @@ public final class CudaDriver {
 
   static NativeException failure(int rc, String function) {
     String name = errorName(rc);
-    return new NativeException("cuda", rc, name, function + " failed: " + name + " (" + errorString(rc) + ")");
+    return new NativeException("cuda", function, rc, name, function + " failed: " + name + " (" + errorString(rc) + ")");
   }
 
   /** A native call returning a {@code CUresult}, written as a lambda around {@code invokeExact}. */

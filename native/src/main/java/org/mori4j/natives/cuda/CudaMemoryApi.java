@@ -34,6 +34,7 @@ public final class CudaMemoryApi {
   private static final FunctionDescriptor COPY_ASYNC = FunctionDescriptor.of(CU_RESULT, CU_DEVICEPTR, CU_DEVICEPTR, SIZE_T, HANDLE);
 
   private static final MethodHandle MEM_ALLOC = FUNCTIONS.bind("cuMemAlloc", "cuMemAlloc_v2", FunctionDescriptor.of(CU_RESULT, ADDRESS, SIZE_T));
+  private static final MethodHandle MEM_GET_INFO = FUNCTIONS.bind("cuMemGetInfo", "cuMemGetInfo_v2", FunctionDescriptor.of(CU_RESULT, ADDRESS, ADDRESS));
   private static final MethodHandle MEM_FREE = FUNCTIONS.bind("cuMemFree", "cuMemFree_v2", FunctionDescriptor.of(CU_RESULT, CU_DEVICEPTR));
   private static final MethodHandle MEM_ALLOC_HOST = FUNCTIONS.bind("cuMemAllocHost", "cuMemAllocHost_v2",
       FunctionDescriptor.of(CU_RESULT, ADDRESS, SIZE_T));
@@ -72,6 +73,16 @@ public final class CudaMemoryApi {
 
   public static long memAlloc(long size) {
     return outLong("cuMemAlloc", out -> (int) MEM_ALLOC.invokeExact(out, size));
+  }
+
+  /** Free and total bytes of the current context's device: {free, total}. */
+  public static long[] memGetInfo() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment free = arena.allocate(SIZE_T);
+      MemorySegment total = arena.allocate(SIZE_T);
+      call("cuMemGetInfo", () -> (int) MEM_GET_INFO.invokeExact(free, total));
+      return new long[] {free.get(SIZE_T, 0), total.get(SIZE_T, 0)};
+    }
   }
 
   public static void memFree(long pointer) {

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.mori4j.natives.NativeException;
 import org.mori4j.natives.gpu.DeviceBuffer;
+import org.mori4j.natives.gpu.DeviceMemoryInfo;
 import org.mori4j.natives.gpu.Dim3;
 import org.mori4j.natives.gpu.GpuEvent;
 import org.mori4j.natives.gpu.GpuModule;
@@ -47,7 +48,7 @@ public final class CudaRuntime implements GpuRuntime {
     CudaDriver.library().require();
     CudaDriver.init();
     int count = CudaDriver.deviceCount();
-    if (count == 0) throw new NativeException("cuda", CudaConstants.CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "cuInit succeeded but there is no CUDA device");
+    if (count == 0) throw new NativeException("cuda", "cuDeviceGetCount", CudaConstants.CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "cuInit succeeded but there is no CUDA device");
     return new CudaRuntime(count, CudaDriver.driverVersion());
   }
 
@@ -83,6 +84,13 @@ public final class CudaRuntime implements GpuRuntime {
     int handle = CudaDriver.device(checkDevice(device));
     return CudaDriver.deviceAttribute(CudaConstants.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle) * 10
         + CudaDriver.deviceAttribute(CudaConstants.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle);
+  }
+
+  @Override
+  public DeviceMemoryInfo memoryInfo(int device) {
+    bind(device);
+    long[] freeAndTotal = CudaMemoryApi.memGetInfo();
+    return new DeviceMemoryInfo(freeAndTotal[0], freeAndTotal[1]);
   }
 
   @Override

@@ -101,7 +101,7 @@ public final class Nvrtc {
         int rc = invoke(() -> (int) COMPILE_PROGRAM.invokeExact(program, options.length, optionArray));
         if (rc != NVRTC_SUCCESS) {
           String errorName = errorString(rc);
-          throw new NativeException("nvrtc", rc, errorName, "nvrtcCompileProgram failed for " + name + ": " + errorName
+          throw new NativeException("nvrtc", "nvrtcCompileProgram", rc, errorName, "nvrtcCompileProgram failed for " + name + ": " + errorName
               + " (options " + String.join(" ", options) + ")\n" + log(program));
         }
         // nvrtcGetCUBINSize fails or answers 0 when the target was a virtual architecture: fall back to PTX.
@@ -145,7 +145,7 @@ public final class Nvrtc {
   private static void check(int rc, String function) {
     if (rc != NVRTC_SUCCESS) {
       String errorName = errorString(rc);
-      throw new NativeException("nvrtc", rc, errorName, function + " failed: " + errorName);
+      throw new NativeException("nvrtc", function, rc, errorName, function + " failed: " + errorName);
     }
   }
 

@@ -90,7 +90,7 @@ public final class FunctionTable {
   @SuppressWarnings("unused") // called through MISSING
   private static Object missing(FunctionTable table, String symbol) {
     table.library.require();
-    throw new NativeException(table.library.what(), -1, "SYMBOL_NOT_FOUND",
+    throw new NativeException(table.library.what(), symbol, -1, "SYMBOL_NOT_FOUND",
         symbol + " is not exported by " + table.library.loadedName().orElse(table.library.what())
             + " (the library is older than the API this binding needs)");
   }

@@ -33,6 +33,9 @@ public interface GpuRuntime {
   /** Compute capability for CUDA ({@code major * 10 + minor}, e.g. 90), the gfx major/minor pair for HIP. */
   int computeCapability(int device);
 
+  /** Free and total memory of {@code device}. */
+  DeviceMemoryInfo memoryInfo(int device);
+
   DeviceBuffer allocDevice(int device, long size);
 
   PinnedBuffer allocPinned(long size);

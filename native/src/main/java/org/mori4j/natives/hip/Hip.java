@@ -48,6 +48,7 @@ public final class Hip {
   static final MethodHandle DEVICE_GET_ATTRIBUTE = FUNCTIONS.bind("hipDeviceGetAttribute",
       FunctionDescriptor.of(HIP_ENUM, ADDRESS, HIP_ENUM, JAVA_INT));
   static final MethodHandle MALLOC = FUNCTIONS.bind("hipMalloc", FunctionDescriptor.of(HIP_ENUM, ADDRESS, SIZE_T));
+  static final MethodHandle MEM_GET_INFO = FUNCTIONS.bind("hipMemGetInfo", FunctionDescriptor.of(HIP_ENUM, ADDRESS, ADDRESS));
   static final MethodHandle FREE = FUNCTIONS.bind("hipFree", ON_POINTER);
   static final MethodHandle HOST_MALLOC = FUNCTIONS.bind("hipHostMalloc", FunctionDescriptor.of(HIP_ENUM, ADDRESS, SIZE_T, JAVA_INT));
   static final MethodHandle HOST_FREE = FUNCTIONS.bind("hipHostFree", ON_POINTER);
@@ -136,7 +137,7 @@ public final class Hip {
 
   static NativeException failure(int rc, String function) {
     String name = errorName(rc);
-    return new NativeException("hip", rc, name, function + " failed: " + name + " (" + errorString(rc) + ")");
+    return new NativeException("hip", function, rc, name, function + " failed: " + name + " (" + errorString(rc) + ")");
   }
 
   /** A native call returning a {@code hipError_t}, written as a lambda around {@code invokeExact}. */

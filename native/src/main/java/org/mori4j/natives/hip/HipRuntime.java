@@ -9,6 +9,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.mori4j.natives.NativeException;
 import org.mori4j.natives.gpu.DeviceBuffer;
+import org.mori4j.natives.gpu.DeviceMemoryInfo;
 import org.mori4j.natives.gpu.Dim3;
 import org.mori4j.natives.gpu.GpuEvent;
 import org.mori4j.natives.gpu.GpuModule;
@@ -51,7 +52,7 @@ public final class HipRuntime implements GpuRuntime {
     Hip.library().require();
     Hip.call("hipInit", () -> (int) Hip.INIT.invokeExact(0));
     int count = Hip.outInt("hipGetDeviceCount", out -> (int) Hip.GET_DEVICE_COUNT.invokeExact(out));
-    if (count == 0) throw new NativeException("hip", HipConstants.hipErrorNoDevice, "hipErrorNoDevice", "hipInit succeeded but there is no HIP device");
+    if (count == 0) throw new NativeException("hip", "hipGetDeviceCount", HipConstants.hipErrorNoDevice, "hipErrorNoDevice", "hipInit succeeded but there is no HIP device");
     int runtime = Hip.outInt("hipRuntimeGetVersion", out -> (int) Hip.RUNTIME_GET_VERSION.invokeExact(out));
     int driver = Hip.outInt("hipDriverGetVersion", out -> (int) Hip.DRIVER_GET_VERSION.invokeExact(out));
     return new HipRuntime(count, runtime, driver);
@@ -91,6 +92,17 @@ public final class HipRuntime implements GpuRuntime {
   private int attribute(int attribute, int device) {
     int d = checkDevice(device);
     return Hip.outInt("hipDeviceGetAttribute", out -> (int) Hip.DEVICE_GET_ATTRIBUTE.invokeExact(out, attribute, d));
+  }
+
+  @Override
+  public DeviceMemoryInfo memoryInfo(int device) {
+    bind(device);
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment free = arena.allocate(HipLayouts.SIZE_T);
+      MemorySegment total = arena.allocate(HipLayouts.SIZE_T);
+      Hip.call("hipMemGetInfo", () -> (int) Hip.MEM_GET_INFO.invokeExact(free, total));
+      return new DeviceMemoryInfo(free.get(HipLayouts.SIZE_T, 0), total.get(HipLayouts.SIZE_T, 0));
+    }
   }
 
   @Override

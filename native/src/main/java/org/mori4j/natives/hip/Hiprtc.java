@@ -76,7 +76,7 @@ public final class Hiprtc {
         int rc = invoke(() -> (int) COMPILE_PROGRAM.invokeExact(program, options.length, optionArray));
         if (rc != HipConstants.HIPRTC_SUCCESS) {
           String errorName = errorString(rc);
-          throw new NativeException("hiprtc", rc, errorName, "hiprtcCompileProgram failed for " + name + ": " + errorName
+          throw new NativeException("hiprtc", "hiprtcCompileProgram", rc, errorName, "hiprtcCompileProgram failed for " + name + ": " + errorName
               + " (options " + String.join(" ", options) + ")\n" + log(program));
         }
         MemorySegment size = arena.allocate(SIZE_T);
@@ -113,7 +113,7 @@ public final class Hiprtc {
   private static void check(int rc, String function) {
     if (rc != HipConstants.HIPRTC_SUCCESS) {
       String errorName = errorString(rc);
-      throw new NativeException("hiprtc", rc, errorName, function + " failed: " + errorName);
+      throw new NativeException("hiprtc", function, rc, errorName, function + " failed: " + errorName);
     }
   }
 
