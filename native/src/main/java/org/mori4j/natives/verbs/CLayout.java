@@ -1,11 +1,17 @@
 package org.mori4j.natives.verbs;
 
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
 import java.lang.foreign.GroupLayout;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemoryLayout.PathElement;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -79,6 +85,31 @@ public final class CLayout {
     PathElement[] path = new PathElement[names.length];
     for (int i = 0; i < names.length; i++) path[i] = PathElement.groupElement(names[i]);
     return path;
+  }
+
+  /** {@code int} members with these names, for {@link #struct}. */
+  public static MemoryLayout[] ints(String... names) {
+    return Arrays.stream(names).map(JAVA_INT::withName).toArray(MemoryLayout[]::new);
+  }
+
+  /** {@code uint16_t} members. */
+  public static MemoryLayout[] shorts(String... names) {
+    return Arrays.stream(names).map(JAVA_SHORT::withName).toArray(MemoryLayout[]::new);
+  }
+
+  /** {@code uint8_t} members. */
+  public static MemoryLayout[] bytes(String... names) {
+    return Arrays.stream(names).map(JAVA_BYTE::withName).toArray(MemoryLayout[]::new);
+  }
+
+  /** Pointer members. */
+  public static MemoryLayout[] pointers(String... names) {
+    return Arrays.stream(names).map(ADDRESS::withName).toArray(MemoryLayout[]::new);
+  }
+
+  /** Member runs joined in order, for structs that mix kinds. */
+  public static MemoryLayout[] concat(MemoryLayout[]... parts) {
+    return Arrays.stream(parts).flatMap(Arrays::stream).toArray(MemoryLayout[]::new);
   }
 
   private static boolean isAarch64() {

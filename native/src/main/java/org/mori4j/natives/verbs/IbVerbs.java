@@ -8,14 +8,10 @@ import static org.mori4j.natives.verbs.VerbsLayouts.*;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import org.mori4j.natives.NativeException;
-import org.mori4j.natives.NativeLibrary;
 
 /**
  * The libibverbs binding ({@code libibverbs.so.1}, rdma-core): a downcall handle per exported function and a
@@ -30,9 +26,7 @@ public final class IbVerbs {
   /** The library name exceptions carry. */
   public static final String LIBRARY = "libibverbs";
 
-  private static final NativeLibrary LIB = NativeLibrary.open(LIBRARY, "libibverbs.so.1", "libibverbs.so");
-  private static final List<String> BOUND = new ArrayList<>();
-  private static final List<String> OPTIONAL = new ArrayList<>();
+  private static final ErrnoLibrary LIB = new ErrnoLibrary(LIBRARY, errno -> "", "libibverbs.so.1", "libibverbs.so");
 
   private static final FunctionDescriptor PTR_PTR = FunctionDescriptor.of(ADDRESS, ADDRESS);
   private static final FunctionDescriptor INT_PTR = FunctionDescriptor.of(JAVA_INT, ADDRESS);
@@ -81,7 +75,6 @@ public final class IbVerbs {
       bindPlain("ibv_ack_async_event", FunctionDescriptor.ofVoid(ADDRESS));
   private static final MethodHandle WC_STATUS_STR = bindPlain("ibv_wc_status_str", FunctionDescriptor.of(ADDRESS, JAVA_INT));
 
-
   private IbVerbs() {}
 
   /** Whether {@code libibverbs.so.1} could be loaded. */
@@ -91,17 +84,17 @@ public final class IbVerbs {
 
   /** Why the library could not be loaded (empty when it was). */
   public static String absence() {
-    return LIB.failure();
+    return LIB.absence();
   }
 
   /** Every exported symbol this class binds (the symbol-resolution test checks each). */
   public static List<String> boundSymbols() {
-    return Collections.unmodifiableList(BOUND);
+    return LIB.boundSymbols();
   }
 
   /** The bound symbols older libraries may lack; their absence is reported when they are called. */
   public static List<String> optionalSymbols() {
-    return Collections.unmodifiableList(OPTIONAL);
+    return LIB.optionalSymbols();
   }
 
   // ---- devices and contexts
@@ -198,7 +191,7 @@ public final class IbVerbs {
     if (REG_DMABUF_MR == null) {
       LIB.require();
       throw new NativeException(LIBRARY, Errno.ENOSYS, "ENOSYS", "ibv_reg_dmabuf_mr is not exported by "
-          + LIB.loadedName().orElse(LIBRARY) + " (dma-buf registration needs rdma-core 34 or newer)");
+          + LIB.loadedName() + " (dma-buf registration needs rdma-core 34 or newer)");
     }
     return pointerCall("ibv_reg_dmabuf_mr", REG_DMABUF_MR, pd, offset, length, iova, fd, access)
         .reinterpret(IBV_MR.byteSize());
@@ -247,8 +240,6 @@ public final class IbVerbs {
     }
   }
 
-
-
   // ---- queue pairs (posting is in VerbsInline)
 
   public static MemorySegment createQp(MemorySegment pd, MemorySegment initAttr) {
@@ -267,9 +258,6 @@ public final class IbVerbs {
   public static void queryQp(MemorySegment qp, MemorySegment attr, int mask, MemorySegment initAttr) {
     intCall("ibv_query_qp", QUERY_QP, qp, attr, mask, initAttr);
   }
-
-
-
 
   // ---- async events and status strings
 
@@ -298,73 +286,38 @@ public final class IbVerbs {
 
   /** The exception for a failed verb: function, errno value, its name and text. */
   public static NativeException failure(String function, int errno) {
-    return new NativeException(LIBRARY, errno, Errno.name(errno),
-        function + " failed: " + Errno.name(errno) + " (" + Errno.describe(errno) + ")");
+    return LIB.failure(function, errno);
   }
 
   // ---- plumbing
 
-
   // Every exported function is bound with errno capture: verbs report failure as NULL or -1 with errno
   // set, or as a returned errno value, and which one varies by verb, so we can always name the cause.
   private static MethodHandle bind(String symbol, FunctionDescriptor fd) {
-    BOUND.add(symbol);
-    return LIB.downcall(symbol, fd, Errno.CAPTURE);
+    return LIB.bind(symbol, fd);
   }
 
   private static MethodHandle bindOptional(String symbol, FunctionDescriptor fd) {
-    OPTIONAL.add(symbol);
-    return bind(symbol, fd);
+    return LIB.bindOptional(symbol, fd);
   }
 
-  /** Functions that cannot fail (free, ack, name lookups) need no errno. */
   private static MethodHandle bindPlain(String symbol, FunctionDescriptor fd) {
-    BOUND.add(symbol);
-    return LIB.downcall(symbol, fd);
+    return LIB.bindPlain(symbol, fd);
   }
 
-  /** {@code h}, or the exception that says the library, or this symbol of it, is missing. */
   private static MethodHandle handle(MethodHandle h, String symbol) {
-    if (h != null) return h;
-    LIB.require();
-    throw new NativeException(LIBRARY, -1, "SYMBOL_NOT_FOUND",
-        symbol + " is not exported by " + LIB.loadedName().orElse(LIBRARY));
+    return LIB.handle(h, symbol);
   }
 
   private static MemorySegment pointerCall(String function, MethodHandle h, Object... args) {
-    try (Arena a = Arena.ofConfined()) {
-      MemorySegment errno = Errno.captureState(a);
-      MemorySegment p = (MemorySegment) handle(h, function).invokeWithArguments(prepend(errno, args));
-      if (p.equals(MemorySegment.NULL)) throw failure(function, Errno.read(errno));
-      return p;
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    return LIB.pointerCall(function, h, args);
   }
 
-  /** A verb that returns 0, an errno value, or -1 with errno set. */
   private static void intCall(String function, MethodHandle h, Object... args) {
-    try (Arena a = Arena.ofConfined()) {
-      MemorySegment errno = Errno.captureState(a);
-      int rc = (int) handle(h, function).invokeWithArguments(prepend(errno, args));
-      if (rc == 0) return;
-      int e = Errno.read(errno);
-      throw failure(function, rc > 0 ? rc : e != 0 ? e : rc);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-  }
-
-  private static Object[] prepend(Object first, Object[] rest) {
-    Object[] all = new Object[rest.length + 1];
-    all[0] = first;
-    System.arraycopy(rest, 0, all, 1, rest.length);
-    return all;
+    LIB.intCall(function, h, args);
   }
 
   static RuntimeException rethrow(Throwable t) {
-    if (t instanceof RuntimeException r) return r;
-    if (t instanceof Error e) throw e;
-    return new IllegalStateException("unexpected checked exception from a downcall", t);
+    return ErrnoLibrary.rethrow(t);
   }
 }

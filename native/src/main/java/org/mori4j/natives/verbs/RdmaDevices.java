@@ -12,16 +12,34 @@ public final class RdmaDevices {
   /** The code name of the exception {@link #open} throws when there is no device. */
   public static final String NO_DEVICE = "NO_RDMA_DEVICE";
 
+  /**
+   * What one look at this machine found: the device names, and when there are none, why (libibverbs
+   * missing, no RDMA support in the kernel, nothing listed, or the listing failed), in words fit for an
+   * error message.
+   */
+  public record Inventory(List<String> devices, String whyNone) {
+    public boolean isEmpty() {
+      return devices.isEmpty();
+    }
+  }
+
   private RdmaDevices() {}
 
   /** The names of the RDMA devices on this machine; empty when there are none or they cannot be listed. */
   public static List<String> list() {
-    if (!IbVerbs.available()) return List.of();
+    return inventory().devices();
+  }
+
+  /** Lists the devices without ever throwing; {@link Inventory#whyNone} says why the list is empty. */
+  public static Inventory inventory() {
+    if (!IbVerbs.available()) {
+      return new Inventory(List.of(), "libibverbs is not available (" + IbVerbs.absence() + ")");
+    }
     try (VerbsDeviceList devices = VerbsDeviceList.open()) {
-      return List.copyOf(devices.names());
+      return new Inventory(List.copyOf(devices.names()), devices.emptyReason());
     } catch (NativeException e) {
       // Listing failed for another reason than "no kernel support" (which is an empty list already).
-      return List.of();
+      return new Inventory(List.of(), "libibverbs cannot list devices: " + e.getMessage());
     }
   }
 

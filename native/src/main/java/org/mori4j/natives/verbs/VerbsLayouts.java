@@ -9,13 +9,17 @@ import static org.mori4j.natives.verbs.CLayout.PTHREAD_COND;
 import static org.mori4j.natives.verbs.CLayout.PTHREAD_MUTEX;
 import static org.mori4j.natives.verbs.CLayout.SIZE_T;
 import static org.mori4j.natives.verbs.CLayout.array;
+import static org.mori4j.natives.verbs.CLayout.bytes;
+import static org.mori4j.natives.verbs.CLayout.concat;
+import static org.mori4j.natives.verbs.CLayout.ints;
 import static org.mori4j.natives.verbs.CLayout.offset;
+import static org.mori4j.natives.verbs.CLayout.pointers;
+import static org.mori4j.natives.verbs.CLayout.shorts;
 import static org.mori4j.natives.verbs.CLayout.struct;
 import static org.mori4j.natives.verbs.CLayout.union;
 
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -173,24 +177,4 @@ public final class VerbsLayouts {
   static final long QP_STATE = offset(IBV_QP, "state");
   static final long ASYNC_EVENT_ELEMENT = offset(IBV_ASYNC_EVENT, "element");
   static final long ASYNC_EVENT_TYPE = offset(IBV_ASYNC_EVENT, "event_type");
-
-  static MemoryLayout[] ints(String... names) {
-    return Arrays.stream(names).map(JAVA_INT::withName).toArray(MemoryLayout[]::new);
-  }
-
-  static MemoryLayout[] shorts(String... names) {
-    return Arrays.stream(names).map(JAVA_SHORT::withName).toArray(MemoryLayout[]::new);
-  }
-
-  static MemoryLayout[] bytes(String... names) {
-    return Arrays.stream(names).map(JAVA_BYTE::withName).toArray(MemoryLayout[]::new);
-  }
-
-  static MemoryLayout[] pointers(String... names) {
-    return Arrays.stream(names).map(ADDRESS::withName).toArray(MemoryLayout[]::new);
-  }
-
-  static MemoryLayout[] concat(MemoryLayout[]... parts) {
-    return Arrays.stream(parts).flatMap(Arrays::stream).toArray(MemoryLayout[]::new);
-  }
 }

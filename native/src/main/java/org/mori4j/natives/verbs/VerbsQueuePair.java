@@ -13,6 +13,7 @@ import static org.mori4j.natives.verbs.VerbsLayouts.IBV_QP_INIT_ATTR;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.mori4j.natives.NativeException;
 
 /**
@@ -90,9 +91,11 @@ public final class VerbsQueuePair extends NativeResource {
   private final MemorySegment badWr;
   private final int qpNumber;
   private final Capabilities capabilities;
+  private final Consumer<MemorySegment> destroy;
 
-  private VerbsQueuePair(MemorySegment qp, Capabilities capabilities) {
+  private VerbsQueuePair(MemorySegment qp, Capabilities capabilities, Consumer<MemorySegment> destroy) {
     super("ibv queue pair", qp, IBV_QP.byteSize());
+    this.destroy = destroy;
     MemorySegment context = qp.get(ADDRESS, VerbsLayouts.QP_CONTEXT);
     this.postSendFn = VerbsInline.opsEntry(context, VerbsLayouts.CONTEXT_OPS_POST_SEND);
     this.postRecvFn = VerbsInline.opsEntry(context, VerbsLayouts.CONTEXT_OPS_POST_RECV);
@@ -102,6 +105,17 @@ public final class VerbsQueuePair extends NativeResource {
   }
 
   static VerbsQueuePair create(VerbsProtectionDomain pd, Spec spec) {
+    return create(spec, init -> IbVerbs.createQp(pd.handle(), init), IbVerbs::destroyQp);
+  }
+
+  /**
+   * A QP made from {@code spec}'s {@code ibv_qp_init_attr} by another creator than {@code ibv_create_qp}
+   * and freed by {@code destroy}: librdmacm's {@code rdma_create_qp} ties the QP to a CM id (which then
+   * drives its state transitions on connect and accept) and must be undone by {@code rdma_destroy_qp}, or
+   * the id keeps a dangling {@code qp} pointer. {@code create} gets the filled init attributes (it may
+   * write the granted capacities back, as both creators do) and returns the {@code struct ibv_qp *}.
+   */
+  public static VerbsQueuePair create(Spec spec, UnaryOperator<MemorySegment> create, Consumer<MemorySegment> destroy) {
     try (Arena a = Arena.ofConfined()) {
       MemorySegment init = a.allocate(IBV_QP_INIT_ATTR);
       init.set(ADDRESS, offset(IBV_QP_INIT_ATTR, "send_cq"), spec.sendCq().handle());
@@ -113,13 +127,13 @@ public final class VerbsQueuePair extends NativeResource {
       setCap(init, "max_inline_data", spec.maxInlineData());
       init.set(JAVA_INT, offset(IBV_QP_INIT_ATTR, "qp_type"), spec.type());
       init.set(JAVA_INT, offset(IBV_QP_INIT_ATTR, "sq_sig_all"), spec.signalAll() ? 1 : 0);
-      MemorySegment qp = IbVerbs.createQp(pd.handle(), init);
+      MemorySegment qp = create.apply(init).reinterpret(IBV_QP.byteSize());
       Capabilities caps = new Capabilities(cap(init, "max_send_wr"), cap(init, "max_recv_wr"),
           cap(init, "max_send_sge"), cap(init, "max_recv_sge"), cap(init, "max_inline_data"));
       try {
-        return new VerbsQueuePair(qp, caps);
+        return new VerbsQueuePair(qp, caps, destroy);
       } catch (RuntimeException e) {
-        IbVerbs.destroyQp(qp);
+        destroy.accept(qp);
         throw e;
       }
     }
@@ -229,6 +243,6 @@ public final class VerbsQueuePair extends NativeResource {
 
   @Override
   protected void release(MemorySegment handle) {
-    IbVerbs.destroyQp(handle);
+    destroy.accept(handle);
   }
 }

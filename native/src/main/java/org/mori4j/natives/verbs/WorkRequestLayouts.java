@@ -8,10 +8,10 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 import static org.mori4j.natives.verbs.CLayout.offset;
 import static org.mori4j.natives.verbs.CLayout.struct;
 import static org.mori4j.natives.verbs.CLayout.union;
-import static org.mori4j.natives.verbs.VerbsLayouts.bytes;
-import static org.mori4j.natives.verbs.VerbsLayouts.concat;
-import static org.mori4j.natives.verbs.VerbsLayouts.ints;
-import static org.mori4j.natives.verbs.VerbsLayouts.shorts;
+import static org.mori4j.natives.verbs.CLayout.bytes;
+import static org.mori4j.natives.verbs.CLayout.concat;
+import static org.mori4j.natives.verbs.CLayout.ints;
+import static org.mori4j.natives.verbs.CLayout.shorts;
 
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
