@@ -6,15 +6,21 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.mori4j.natives.cuda.CudaLayouts.HANDLE;
 import static org.mori4j.natives.cuda.CudaLayouts.SIZE_T;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.stream.Stream;
 import org.mori4j.natives.NativeException;
 import org.mori4j.natives.NativeLibrary;
 import org.mori4j.natives.gpu.FunctionTable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * NVRTC, NVIDIA's run-time CUDA C++ compiler, through FFM: create a program, compile it with options, and
@@ -28,6 +34,8 @@ import org.mori4j.natives.gpu.FunctionTable;
 public final class Nvrtc {
   private Nvrtc() {}
 
+  private static final Logger LOG = LoggerFactory.getLogger(Nvrtc.class);
+
   public static final int NVRTC_SUCCESS = 0;
   public static final int NVRTC_ERROR_INVALID_INPUT = 3;
   public static final int NVRTC_ERROR_INVALID_PROGRAM = 4;
@@ -35,6 +43,10 @@ public final class Nvrtc {
   public static final int NVRTC_ERROR_COMPILATION = 6;
 
   private static final FunctionTable FUNCTIONS = new FunctionTable(NativeLibrary.open("nvrtc", candidates()));
+
+  static {
+    preloadBuiltins(FUNCTIONS.library());
+  }
 
   private static final MethodHandle VERSION = FUNCTIONS.bind("nvrtcVersion", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
   private static final MethodHandle CREATE_PROGRAM = FUNCTIONS.bind("nvrtcCreateProgram",
@@ -63,6 +75,25 @@ public final class Nvrtc {
       }
     }
     return names.toArray(String[]::new);
+  }
+
+  /**
+   * NVRTC dlopens {@code libnvrtc-builtins.so.<major>.<minor>} by bare name at its first compile, which fails
+   * when libnvrtc itself was found by path (a wheel or toolkit directory not on the loader path). Loading the
+   * builtins from the same directory first lets the loader match that name against the copy already loaded.
+   */
+  private static void preloadBuiltins(NativeLibrary nvrtc) {
+    String loaded = nvrtc.loadedName().orElse("");
+    if (!loaded.contains("/")) return;
+    Path dir = Path.of(loaded).getParent();
+    try (Stream<Path> files = Files.list(dir)) {
+      files.filter(p -> p.getFileName().toString().startsWith("libnvrtc-builtins.so.")).sorted().findFirst().ifPresent(p -> {
+        NativeLibrary builtins = NativeLibrary.open("nvrtc-builtins", p.toString());
+        if (!builtins.available()) LOG.warn("NVRTC builtins next to {} did not load: {}", loaded, builtins.failure());
+      });
+    } catch (IOException e) {
+      LOG.warn("cannot list {} for NVRTC's builtins: {}", dir, e.toString());
+    }
   }
 
   public static NativeLibrary library() {

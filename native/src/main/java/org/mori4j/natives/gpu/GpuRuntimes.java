@@ -6,6 +6,8 @@ import java.util.Locale;
 import java.util.function.Supplier;
 import org.mori4j.natives.cuda.CudaRuntime;
 import org.mori4j.natives.hip.HipRuntime;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Picks the GPU runtime for a configured mode: {@code cuda}, {@code hip}, or {@code auto} (CUDA first, then
@@ -16,6 +18,8 @@ import org.mori4j.natives.hip.HipRuntime;
  * primary contexts are.
  */
 public final class GpuRuntimes {
+  private static final Logger LOG = LoggerFactory.getLogger(GpuRuntimes.class);
+
   private GpuRuntimes() {}
 
   private static GpuRuntime cuda;
@@ -44,7 +48,9 @@ public final class GpuRuntimes {
       }
       default -> throw new IllegalArgumentException("GPU runtime mode must be auto, cuda or hip, not '" + mode + "'");
     }
-    return new UnavailableGpuRuntime("no GPU runtime available (mode " + m + "); tried " + String.join("; ", failures));
+    String reason = "no GPU runtime available (mode " + m + "); tried " + String.join("; ", failures);
+    LOG.info("{}", reason);
+    return new UnavailableGpuRuntime(reason);
   }
 
   private static GpuRuntime openCuda() {
@@ -59,7 +65,9 @@ public final class GpuRuntimes {
 
   private static String attempt(Supplier<GpuRuntime> open, java.util.function.Consumer<GpuRuntime> keep) {
     try {
-      keep.accept(open.get());
+      GpuRuntime runtime = open.get();
+      keep.accept(runtime);
+      LOG.info("GPU runtime {} opened: {} device(s), {}", runtime.name(), runtime.deviceCount(), runtime.version());
       return null;
     } catch (RuntimeException | LinkageError e) {
       return e.getMessage() == null ? e.toString() : e.getMessage();
