@@ -35,6 +35,9 @@ run() {
 # every row warms up for at least --warmup-ms (default 1 s) besides its warm-up iterations, so that rows and
 # baselines are measured on JIT-compiled code (with MORI's 16 iterations alone the first 4 KiB row ran partly
 # interpreted: p50 850 us instead of 30 us)
+# the 64 MiB acceptance row on its own with 200 iterations (13 GB moved per side): on this shared VM 60-100
+# iterations of either mori4j or the NIO baseline swing by 15% from run to run
+run write-64m --buffer-size 64M --transfer-batch-size 1 --iters 200 --warmup-iters 10
 run write-sweep --all --sweep-start-size 4K --transfer-batch-size 1 --iters 100 --warmup-iters 100
 run session-4k --buffer-size 4K --transfer-batch-size 1 --enable-sess --iters 20000 --warmup-iters 1000 --warmup-ms 3000
 echo "recorded in $dir"
