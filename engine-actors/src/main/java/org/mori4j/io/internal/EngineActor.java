@@ -28,9 +28,11 @@ import org.mori4j.io.IoEngineException;
 import org.mori4j.io.IoEngineProtocol.*;
 import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.MemoryLocationType;
+import org.mori4j.io.RdmaBackendConfig;
 import org.mori4j.io.StatusCode;
 import org.mori4j.io.TcpBackendConfig;
 import org.mori4j.io.TransferStatus;
+import org.mori4j.natives.verbs.RdmaDevices;
 import org.mori4j.transport.InboundNotifications;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.TransferOp;
@@ -164,6 +166,16 @@ public final class EngineActor extends AbstractBehavior<Command> {
     BackendType type = m.config().type();
     if (backends.containsKey(type))
       return fail(m.replyTo(), StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' already has a " + type + " backend", this);
+    if (m.config() instanceof RdmaBackendConfig) {
+      // There is no RDMA backend yet, but whether this machine could run one is what a caller needs to know
+      // first; one code either way, so callers need not know the machine. Listing devices reads sysfs once
+      // (no posting, no waiting), so it stays on this actor.
+      RdmaDevices.Inventory rdma = RdmaDevices.inventory();
+      if (rdma.isEmpty())
+        return fail(m.replyTo(), StatusCode.ERR_RDMA_OP, "no RDMA device on this machine: " + rdma.whyNone(), this);
+      return fail(m.replyTo(), StatusCode.ERR_RDMA_OP, "the RDMA backend is not implemented yet in this build of mori4j"
+          + " (only TCP is); RDMA devices on this machine: " + String.join(", ", rdma.devices()), this);
+    }
     if (!(m.config() instanceof TcpBackendConfig tcp))
       return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "the " + type + " backend is not available in this build of mori4j (only TCP is)", this);
     TcpBackend backend = new TcpBackend(id.key(), new TcpSettings(bindHost, settings.tcpPort(), tcp.connectionsPerPeer(),
