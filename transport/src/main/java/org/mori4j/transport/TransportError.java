@@ -5,7 +5,9 @@ package org.mori4j.transport;
  * status code. The byte values travel in TCP error responses, so they must never be renumbered.
  */
 public enum TransportError {
-  INVALID_ARGS(1), NOT_FOUND(2), BAD_STATE(3), TRANSPORT(4), PEER_LOST(5), TIMEOUT(6);
+  INVALID_ARGS(1), NOT_FOUND(2), BAD_STATE(3), TRANSPORT(4), PEER_LOST(5), TIMEOUT(6),
+  /** A copy between device memory and a staging buffer failed. */
+  GPU_OP(7);
 
   private final int wire;
 

@@ -61,6 +61,8 @@ public final class EngineActor extends AbstractBehavior<Command> {
   private final Map<ActorRef<SessionActor.Command>, EngineMessages.OpenSession> sessions = new HashMap<>();
   private long nextMemoryId = 1;
   private boolean closed;
+  /** The engine's GPU runtime (selected on first need) and the staging its TCP backend uses for GPU memory. */
+  private final GpuStaging gpu;
 
   public static Behavior<Command> create(Identity id, EngineSettings settings, TransferPath path, String bindHost) {
     return Behaviors.setup(ctx -> new EngineActor(ctx, id, settings, path, bindHost));
@@ -72,6 +74,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
     this.settings = settings;
     this.path = path;
     this.bindHost = bindHost;
+    this.gpu = new GpuStaging(settings.gpuRuntime());
   }
 
   @Override
@@ -89,6 +92,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
         .onMessage(DeregisterRemoteEngine.class, this::deregisterRemote)
         .onMessage(RegisterMemory.class, this::registerMemory)
         .onMessage(EngineMessages.MemoryRegistered.class, this::memoryRegistered)
+        .onMessage(GpuMemoryChecked.class, this::gpuMemoryChecked)
         .onMessage(DeregisterMemory.class, this::deregisterMemory)
         .onMessage(Read.class, m -> reply(path.single(TransferOp.READ, m.localDst(), m.localOffset(), m.remoteSrc(), m.remoteOffset(), m.size(), m.uid()), m.replyTo()))
         .onMessage(Write.class, m -> reply(path.single(TransferOp.WRITE, m.localSrc(), m.localOffset(), m.remoteDst(), m.remoteOffset(), m.size(), m.uid()), m.replyTo()))
@@ -128,6 +132,9 @@ public final class EngineActor extends AbstractBehavior<Command> {
   }
 
   private record ShutdownDone(ActorRef<Done> replyTo) implements Internal {}
+
+  /** The pointer check of a GPU registration came back from the backend dispatcher. */
+  private record GpuMemoryChecked(RegisterMemory request, long address, long size, Throwable failure) implements Internal {}
 
   /** The engine's descriptor as of now. */
   private EngineDesc desc() {
@@ -180,7 +187,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
       return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "the " + type + " backend is not available in this build of mori4j (only TCP is)", this);
     TcpBackend backend = new TcpBackend(id.key(), new TcpSettings(bindHost, settings.tcpPort(), tcp.connectionsPerPeer(),
         tcp.ioThreads(), tcp.stripeThreshold(), tcp.socketBufferBytes(), tcp.peerTimeout(), tcp.connectTimeout(),
-        settings.tcpMaxBatchEntries(), tcp.enableNotification()));
+        settings.tcpMaxBatchEntries(), tcp.enableNotification(), settings.tcpGpuStagingChunk()), gpu);
     ActorRef<BackendActor.Command> actor = getContext().spawn(
         BackendActor.create(id.key(), type, backend, settings, getContext().getSelf()), "backend-" + type.name().toLowerCase(),
         DispatcherSelector.fromConfig("mori4j.dispatchers.backend"));
@@ -290,8 +297,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
     if (closed) return fail(m.replyTo(), StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' is closed", this);
     MemorySegment seg = m.memory();
     if (seg == null) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory must not be null", this);
-    if (m.location() == MemoryLocationType.GPU)
-      return fail(m.replyTo(), StatusCode.ERR_GPU_OP, "GPU memory cannot be registered: this build of mori4j has no GPU runtime (device " + m.deviceId() + ")", this);
+    if (m.location() == MemoryLocationType.GPU) return checkGpuMemory(m);
     if (m.location() == null) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "location must not be null", this);
     if (!seg.isNative()) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory must be a native segment (off-heap), got a heap segment of " + seg.byteSize() + " bytes", this);
     if (seg.byteSize() <= 0) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory size must be positive: " + seg.byteSize(), this);
@@ -300,10 +306,53 @@ public final class EngineActor extends AbstractBehavior<Command> {
     if (!seg.isAccessibleBy(Thread.currentThread()))
       return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory segment is confined to another thread; allocate it from a shared, automatic or global arena", this);
     long memId = nextMemoryId++;
+    return registerRegion(new LocalRegion(memId, newAccessKey(), seg, false, m.deviceId()), m);
+  }
+
+  private long newAccessKey() {
     long accessKey;
     do accessKey = random.nextLong(); while (accessKey == 0);
-    LocalRegion region = new LocalRegion(memId, accessKey, seg, false, m.deviceId());
-    long ak = accessKey;
+    return accessKey;
+  }
+
+  /**
+   * GPU memory: the runtime is opened (first time only) and the pointer checked on the backend dispatcher,
+   * since both are driver calls that can block (cuInit takes hundreds of milliseconds); the engine actor
+   * goes on with other messages meanwhile and registers the region when the answer comes back.
+   */
+  private Behavior<Command> checkGpuMemory(RegisterMemory m) {
+    MemorySegment seg = m.memory();
+    long address = seg.address();
+    long size = seg.byteSize();
+    int device = m.deviceId();
+    if (device < 0) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "deviceId must be >= 0 for GPU memory: " + device, this);
+    if (size <= 0) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "size must be positive: " + size, this);
+    java.util.concurrent.Executor blocking = getContext().getSystem().dispatchers()
+        .lookup(DispatcherSelector.fromConfig("mori4j.dispatchers.backend"));
+    CompletableFuture<Void> check = CompletableFuture.runAsync(() -> gpu.runtime().requireDeviceMemory(address, size, device), blocking);
+    getContext().pipeToSelf(check, (ok, err) -> new GpuMemoryChecked(m, address, size, err));
+    return this;
+  }
+
+  private Behavior<Command> gpuMemoryChecked(GpuMemoryChecked c) {
+    RegisterMemory m = c.request();
+    if (closed) return fail(m.replyTo(), StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' is closed", this);
+    Throwable err = c.failure();
+    if (err instanceof java.util.concurrent.CompletionException && err.getCause() != null) err = err.getCause();
+    if (err instanceof IllegalArgumentException) {
+      return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "address 0x" + Long.toHexString(c.address()) + ", size " + c.size()
+          + ", deviceId " + m.deviceId() + " is not usable GPU memory: " + err.getMessage(), this);
+    }
+    if (err != null) {
+      return fail(m.replyTo(), StatusCode.ERR_GPU_OP, "GPU memory cannot be registered (deviceId " + m.deviceId() + "): "
+          + err.getMessage(), this);
+    }
+    return registerRegion(LocalRegion.gpu(nextMemoryId++, newAccessKey(), c.address(), c.size(), m.deviceId()), m);
+  }
+
+  private Behavior<Command> registerRegion(LocalRegion region, RegisterMemory m) {
+    long memId = region.id();
+    long ak = region.accessKey();
     Map<BackendType, CompletableFuture<StatusReply<byte[]>>> asks = new EnumMap<>(BackendType.class);
     backends.forEach((t, b) -> asks.put(t, AskPattern.<BackendActor.Command, StatusReply<byte[]>>ask(b.actor(),
         r -> new BackendActor.Register(region, r), settings.askTimeout(), getContext().getSystem().scheduler()).toCompletableFuture()));
@@ -316,7 +365,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
           if (r.getValue().length > 0) blobs.put(t, r.getValue());
         } else failures.append(t).append(": ").append(r == null ? "no answer" : r.getError().getMessage()).append(' ');
       });
-      MemoryDesc d = new MemoryDesc(id.key(), memId, m.deviceId(), seg.address(), seg.byteSize(), m.location(), ak, blobs);
+      MemoryDesc d = new MemoryDesc(id.key(), memId, m.deviceId(), region.address(), region.size(), m.location(), ak, blobs);
       return new EngineMessages.MemoryRegistered(region, d, failures.isEmpty() ? null : failures.toString().trim(), m.replyTo());
     });
     return this;

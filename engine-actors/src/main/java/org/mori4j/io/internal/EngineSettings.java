@@ -19,10 +19,13 @@ import org.mori4j.io.TcpBackendConfig;
  * @param tcpDefaults      TCP backend defaults
  * @param tcpPort          TCP data listener port
  * @param tcpMaxBatchEntries most blocks in one TCP request
+ * @param tcpGpuStagingChunk bytes of each pinned staging buffer for GPU memory over TCP
+ * @param gpuRuntime       GPU runtime mode: auto, cuda or hip
  */
 public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, long awaitSpinNanos, String systemName,
                              long pollerSpinNanos, long pollerYieldNanos, long pollerParkNanos, long pollerMaxRunNanos,
-                             TcpBackendConfig tcpDefaults, int tcpPort, int tcpMaxBatchEntries) {
+                             TcpBackendConfig tcpDefaults, int tcpPort, int tcpMaxBatchEntries, int tcpGpuStagingChunk,
+                             String gpuRuntime) {
 
   public static EngineSettings load() {
     return from(ConfigFactory.load());
@@ -38,6 +41,13 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
         c.getDuration("engine.await-spin").toNanos(), c.getString("engine.system-name"),
         c.getDuration("poller.spin").toNanos(), c.getDuration("poller.yield").toNanos(),
         c.getDuration("poller.park-max").toNanos(), c.getDuration("poller.max-run").toNanos(), tcpDefaults,
-        tcp.getInt("port"), tcp.getInt("max-batch-entries"));
+        tcp.getInt("port"), tcp.getInt("max-batch-entries"), stagingChunk(tcp.getBytes("gpu-staging-chunk")),
+        c.getString("gpu.runtime"));
+  }
+
+  private static int stagingChunk(long bytes) {
+    if (bytes < 4096 || bytes > (1L << 30))
+      throw new IllegalArgumentException("mori4j.tcp.gpu-staging-chunk must be in 4 KiB..1 GiB: " + bytes);
+    return (int) bytes;
   }
 }

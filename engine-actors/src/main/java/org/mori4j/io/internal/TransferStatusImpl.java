@@ -107,6 +107,7 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
       case TRANSPORT -> StatusCode.ERR_TRANSPORT;
       case PEER_LOST -> StatusCode.ERR_PEER_LOST;
       case TIMEOUT -> StatusCode.ERR_TIMEOUT;
+      case GPU_OP -> StatusCode.ERR_GPU_OP;
     };
   }
 

@@ -36,7 +36,7 @@ final class InitiatorConnection extends TcpConnection {
   private final ByteBuffer resp = direct(RESP_HEADER);
   private final ByteBuffer message = direct(MAX_SMALL_PAYLOAD);
   private final BlockCursor in = new BlockCursor(new RegionViews());
-  private int readStage; // 0 header, 1 data, 2 error message
+  private int readStage; // 0 header, 1 data, 2 error message, 3 data for GPU memory
   private int respStatus;
 
   InitiatorConnection(TcpIoLoop loop, SocketChannel channel, TcpPeer peer, int maxEntries) {
@@ -73,6 +73,12 @@ final class InitiatorConnection extends TcpConnection {
       while (sending != null) {
         TransferOp op = sending;
         if (!frameReady) prepare(op);
+        if (op.kind() == TransferOp.WRITE && op.local().gpu()) {
+          if (!sendGpu()) return;
+          frameReady = false;
+          sending = op.nextInFlight;
+          continue;
+        }
         int n = 0;
         if (frame.hasRemaining()) out.iov[n++] = frame;
         if (op.kind() == TransferOp.WRITE && out.remaining() > 0) n += out.fill(n);
@@ -93,10 +99,49 @@ final class InitiatorConnection extends TcpConnection {
     }
   }
 
+  /**
+   * Writes the frame and the staged payload of a WRITE from GPU memory; true when all of it is out, false
+   * when it waits for the socket (write interest set) or for a device-to-host copy (GPU poll registered).
+   */
+  private boolean sendGpu() throws IOException {
+    GpuStager st = outStager();
+    while (true) {
+      int n = 0;
+      if (frame.hasRemaining()) out.iov[n++] = frame;
+      ByteBuffer v = st.remaining() > 0 ? st.next() : null;
+      if (v != null) out.iov[n++] = v;
+      if (n == 0) {
+        if (st.remaining() == 0) {
+          st.finish();
+          return true;
+        }
+        interest(SelectionKey.OP_READ);
+        loop.awaitGpu(this);
+        return false;
+      }
+      long before = frame.remaining();
+      long w = write(out.iov, n);
+      long payload = w - (before - frame.remaining());
+      if (payload > 0) st.advance(payload);
+      if (frame.hasRemaining() || (v != null && v.hasRemaining())) {
+        interest(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+        return false;
+      }
+    }
+  }
+
+  @Override
+  void onGpuPoll() {
+    if (sending != null) flush();
+    if (readBlocked && !dead) onReadable();
+  }
+
   private void prepare(TransferOp op) {
     int blocks = op.blockCount();
     if (blocks > maxEntries) throw new IllegalStateException("batch of " + blocks + " blocks exceeds " + maxEntries);
-    boolean inline = op.kind() == TransferOp.WRITE && op.totalBytes() <= INLINE_MAX;
+    boolean gpu = op.local().gpu();
+    // GPU memory is not addressable from here: its payload always goes through the staging buffers
+    boolean inline = op.kind() == TransferOp.WRITE && op.totalBytes() <= INLINE_MAX && !gpu;
     int need = REQ_HEADER + ENTRY * (blocks + 1) + (inline ? (int) op.totalBytes() : 0);
     if (frame.capacity() < need) {
       frame = direct(Math.max(need, frame.capacity() * 2));
@@ -126,8 +171,11 @@ final class InitiatorConnection extends TcpConnection {
       frame.position(pos);
     }
     frame.flip();
-    if (op.kind() == TransferOp.WRITE && !inline) setCursor(out, op);
     frameReady = true;
+    if (op.kind() == TransferOp.WRITE && !inline) {
+      if (gpu) startStager(outStager(), true, op);
+      else setCursor(out, op);
+    }
   }
 
   private static void setCursor(BlockCursor c, TransferOp op) {
@@ -152,6 +200,8 @@ final class InitiatorConnection extends TcpConnection {
           if (resp.hasRemaining()) return;
           resp.flip();
           if (!startResponse()) return;
+        } else if (readStage == 3) {
+          if (!receiveGpu()) return;
         } else if (readStage == 1) {
           int n = in.fill(0);
           long r = read(in.iov, n);
@@ -197,11 +247,47 @@ final class InitiatorConnection extends TcpConnection {
       return true;
     }
     if (type == T_READ_DATA && op.kind() == TransferOp.READ && payload == op.totalBytes()) {
-      setCursor(in, op);
-      readStage = 1;
+      if (op.local().gpu()) {
+        startStager(inStager(), false, op);
+        readStage = 3;
+      } else {
+        setCursor(in, op);
+        readStage = 1;
+      }
       return true;
     }
     throw new IOException("unexpected response type " + type + " with " + payload + " bytes");
+  }
+
+  /**
+   * Reads READ data bound for GPU memory into the staging buffers; true once every byte is on the device
+   * (the op is then complete), false while it waits for the socket or for a host-to-device copy.
+   */
+  private boolean receiveGpu() throws IOException {
+    GpuStager st = inStager();
+    while (st.remaining() > 0) {
+      ByteBuffer v = st.next();
+      if (v == null) {
+        pauseReadForGpu();
+        return false;
+      }
+      int r = read(v);
+      if (r < 0) throw new IOException("connection closed by peer");
+      if (r > 0) st.advance(r);
+      if (v.hasRemaining()) {
+        resumeRead();
+        return false;
+      }
+    }
+    if (!st.drained()) {
+      pauseReadForGpu();
+      return false;
+    }
+    resumeRead();
+    String failure = st.failure();
+    st.finish();
+    complete(failure == null ? null : TransportError.GPU_OP, failure);
+    return true;
   }
 
   private void complete(TransportError error, String message) {

@@ -22,7 +22,7 @@ import org.mori4j.transport.TransportError;
  * response is being written the connection stops reading, which is the backpressure.
  */
 final class TargetConnection extends TcpConnection {
-  private static final int S_HEADER = 0, S_ENTRIES = 1, S_PAYLOAD = 2, S_DISCARD = 3, S_RESPOND = 4, S_HELLO = 5;
+  private static final int S_HEADER = 0, S_ENTRIES = 1, S_PAYLOAD = 2, S_DISCARD = 3, S_RESPOND = 4, S_HELLO = 5, S_GPU_PAYLOAD = 6;
 
   private final TcpBackend backend;
   private final int maxEntries;
@@ -89,6 +89,9 @@ final class TargetConnection extends TcpConnection {
             if (cursor.remaining() > 0) return;
             cursor.clear();
             respond();
+          }
+          case S_GPU_PAYLOAD -> {
+            if (!receiveGpu()) return;
           }
           case S_DISCARD -> {
             scratch.clear();
@@ -182,7 +185,12 @@ final class TargetConnection extends TcpConnection {
         refuse(TransportError.INVALID_ARGS, "blocks add up to " + total + " bytes but the request says " + payloadBytes);
     }
     if (type == T_WRITE) {
-      if (error == null) {
+      if (error == null && region.gpu()) {
+        GpuStager st = inStager();
+        if (entryCount == 1) st.start(false, region, entries.getLong(0), entries.getLong(8));
+        else st.start(false, region, offsets(0), offsets(8), payloadBytes);
+        stage = S_GPU_PAYLOAD;
+      } else if (error == null) {
         if (entryCount == 1) cursor.single(region, entries.getLong(0), entries.getLong(8));
         else cursor.blocks(region, offsets(0), offsets(8), payloadBytes);
         stage = S_PAYLOAD;
@@ -194,6 +202,47 @@ final class TargetConnection extends TcpConnection {
     } else {
       respond();
     }
+  }
+
+  /**
+   * Reads a WRITE's payload for GPU memory through the staging buffers; true once the last host-to-device
+   * copy finished and the response is under way, false while it waits for the socket or the GPU.
+   */
+  private boolean receiveGpu() throws IOException {
+    GpuStager st = inStager();
+    while (st.remaining() > 0) {
+      ByteBuffer v = st.next();
+      if (v == null) {
+        pauseReadForGpu();
+        return false;
+      }
+      int r = read(v);
+      if (r < 0) throw new IOException("closed mid-payload");
+      if (r > 0) st.advance(r);
+      if (v.hasRemaining()) {
+        resumeRead();
+        return false;
+      }
+    }
+    if (!st.drained()) {
+      pauseReadForGpu();
+      return false;
+    }
+    resumeRead();
+    String failure = st.failure();
+    st.finish();
+    if (failure != null) {
+      log.warn("write into GPU memory id {} from {} failed: {}", memId, peerKey, failure);
+      refuse(TransportError.GPU_OP, "memory id " + memId + ": " + failure);
+    }
+    respond();
+    return true;
+  }
+
+  @Override
+  void onGpuPoll() {
+    if (stage == S_GPU_PAYLOAD) onReadable();
+    else if (stage == S_RESPOND && respondingGpu) onWritable();
   }
 
   /** A stripe's second entry is its whole transfer: every stripe is refused unless all of it fits. */
@@ -241,6 +290,14 @@ final class TargetConnection extends TcpConnection {
       WireFormat.putResponse(resp, T_WRITE_DONE, 0, seq, 0);
       resp.flip();
       sendResponse(null);
+    } else if (region.gpu()) {
+      GpuStager st = outStager();
+      if (entryCount == 1) st.start(true, region, entries.getLong(0), entries.getLong(8));
+      else st.start(true, region, offsets(0), offsets(8), payloadBytes);
+      WireFormat.putResponse(resp, T_READ_DATA, 0, seq, payloadBytes);
+      resp.flip();
+      respondingGpu = true;
+      sendResponse(null);
     } else {
       if (entryCount == 1) cursor.single(region, entries.getLong(0), entries.getLong(8));
       else cursor.blocks(region, offsets(0), offsets(8), payloadBytes);
@@ -267,6 +324,8 @@ final class TargetConnection extends TcpConnection {
   }
 
   private BlockCursor responding;
+  /** The response's data comes from GPU memory through the out stager. */
+  private boolean respondingGpu;
 
   private void sendResponse(BlockCursor data) {
     responding = data;
@@ -279,7 +338,10 @@ final class TargetConnection extends TcpConnection {
     if (stage != S_RESPOND || dead) return;
     try {
       int n;
-      if (responding != null) {
+      if (respondingGpu) {
+        if (!sendGpu()) return;
+        respondingGpu = false;
+      } else if (responding != null) {
         n = 0;
         if (resp.hasRemaining()) responding.iov[n++] = resp;
         n += responding.fill(n);
@@ -310,6 +372,34 @@ final class TargetConnection extends TcpConnection {
       interest(SelectionKey.OP_READ);
     } catch (IOException | RuntimeException e) {
       fail(TransportError.TRANSPORT, e.toString());
+    }
+  }
+
+  /** Writes the READ response header and the staged GPU data; false while waiting for the socket or a copy. */
+  private boolean sendGpu() throws IOException {
+    GpuStager st = outStager();
+    while (true) {
+      int n = 0;
+      if (resp.hasRemaining()) iov2[n++] = resp;
+      ByteBuffer v = st.remaining() > 0 ? st.next() : null;
+      if (v != null) iov2[n++] = v;
+      if (n == 0) {
+        if (st.remaining() == 0) {
+          st.finish();
+          return true;
+        }
+        interest(0);
+        loop.awaitGpu(this);
+        return false;
+      }
+      long before = resp.remaining();
+      long w = write(iov2, n);
+      long payload = w - (before - resp.remaining());
+      if (payload > 0) st.advance(payload);
+      if (resp.hasRemaining() || (v != null && v.hasRemaining())) {
+        interest(SelectionKey.OP_WRITE);
+        return false;
+      }
     }
   }
 

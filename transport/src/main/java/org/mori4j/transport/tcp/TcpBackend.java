@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.mori4j.transport.BackendListener;
 import org.mori4j.transport.CompletionSource;
+import org.mori4j.transport.DeviceStaging;
 import org.mori4j.transport.InboundNotifications;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.RegionTable;
@@ -53,10 +54,18 @@ public final class TcpBackend implements TransferBackend {
   private InetSocketAddress boundAddress;
   private volatile BackendListener listener = BackendListener.NONE;
   private volatile boolean closed;
+  private final DeviceStaging staging;
 
+  /** A backend for host memory only: GPU regions are refused. */
   public TcpBackend(String engineKey, TcpSettings settings) {
+    this(engineKey, settings, null);
+  }
+
+  /** A backend that also moves GPU memory, through {@code staging}'s pinned buffers (null: host memory only). */
+  public TcpBackend(String engineKey, TcpSettings settings, DeviceStaging staging) {
     this.engineKey = engineKey;
     this.settings = settings;
+    this.staging = staging;
   }
 
   @Override
@@ -78,7 +87,7 @@ public final class TcpBackend implements TransferBackend {
     this.listener = listener;
     try {
       long timeout = settings.peerTimeout().toNanos();
-      for (int i = 0; i < settings.ioThreads(); i++) loops.add(new TcpIoLoop("tcp-io-" + engineKey + "-" + i, timeout));
+      for (int i = 0; i < settings.ioThreads(); i++) loops.add(new TcpIoLoop("tcp-io-" + engineKey + "-" + i, timeout, staging, settings.gpuStagingChunk()));
       server = ServerSocketChannel.open();
       server.bind(new InetSocketAddress(settings.bindHost(), settings.bindPort()), 128);
       server.configureBlocking(false);
@@ -248,7 +257,9 @@ public final class TcpBackend implements TransferBackend {
 
   @Override
   public byte[] registerMemory(LocalRegion region) {
-    if (region.gpu()) throw new TransportException(TransportError.INVALID_ARGS, "the TCP backend moves host memory only in this build");
+    if (region.gpu() && !gpuReady())
+      throw new TransportException(TransportError.GPU_OP, "the TCP backend of engine " + engineKey + " cannot move GPU memory: "
+          + (staging == null ? "it was created without GPU staging" : staging.unavailableReason()));
     regions.put(region);
     return new byte[0];
   }
@@ -260,7 +271,12 @@ public final class TcpBackend implements TransferBackend {
 
   @Override
   public boolean canServe(LocalRegion local, boolean remoteGpu) {
-    return !local.gpu() && !remoteGpu;
+    // a remote GPU end is the target's business (it stages on its side); a local one needs our staging
+    return !local.gpu() || gpuReady();
+  }
+
+  private boolean gpuReady() {
+    return staging != null && staging.available();
   }
 
   @Override

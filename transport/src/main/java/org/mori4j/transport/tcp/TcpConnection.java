@@ -22,6 +22,13 @@ abstract class TcpConnection {
   SelectionKey key;
   long lastProgressNanos = System.nanoTime();
   boolean dead;
+  /** Reading is paused until a GPU copy frees a staging buffer (or the last one lands). */
+  boolean readBlocked;
+  /** Already on the loop's list of connections that wait for a GPU copy. */
+  boolean gpuWaiting;
+  /** Staging for GPU payloads, opened on first use: device to socket, and socket to device. */
+  private GpuStager outStager;
+  private GpuStager inStager;
 
   TcpConnection(TcpIoLoop loop, SocketChannel channel) {
     this.loop = loop;
@@ -45,8 +52,50 @@ abstract class TcpConnection {
   /** Closes the connection and fails whatever it holds. Idempotent. */
   abstract void fail(TransportError error, String message);
 
+  /** The loop polls this while the connection waits for a GPU copy (see {@link TcpIoLoop#awaitGpu}). */
+  void onGpuPoll() {}
+
   final void interest(int ops) {
+    if (readBlocked) ops &= ~SelectionKey.OP_READ;
     if (key != null && key.isValid() && key.interestOps() != ops) key.interestOps(ops);
+  }
+
+  /** Stops reading until {@link #resumeRead()}; the loop polls the GPU for this connection meanwhile. */
+  final void pauseReadForGpu() {
+    readBlocked = true;
+    if (key != null && key.isValid()) interest(key.interestOps());
+    loop.awaitGpu(this);
+  }
+
+  final void resumeRead() {
+    if (!readBlocked) return;
+    readBlocked = false;
+    if (key != null && key.isValid()) interest(key.interestOps() | SelectionKey.OP_READ);
+  }
+
+  final GpuStager outStager() {
+    if (outStager == null) outStager = loop.newStager();
+    return outStager;
+  }
+
+  final GpuStager inStager() {
+    if (inStager == null) inStager = loop.newStager();
+    return inStager;
+  }
+
+  /** Starts staging {@code op}'s local blocks in one direction. */
+  static void startStager(GpuStager st, boolean outbound, TransferOp op) {
+    if (op.blockCount() == 1) {
+      st.start(outbound, op.local(), op.localOffset(0), op.blockSize(0));
+    } else {
+      long[] lo = new long[op.blockCount()];
+      long[] sz = new long[lo.length];
+      for (int i = 0; i < lo.length; i++) {
+        lo[i] = op.localOffset(i);
+        sz[i] = op.blockSize(i);
+      }
+      st.start(outbound, op.local(), lo, sz, op.totalBytes());
+    }
   }
 
   /** Reads into {@code b}; -1 on end of stream. */
@@ -78,6 +127,8 @@ abstract class TcpConnection {
     } catch (IOException e) {
       log.debug("close", e);
     }
+    if (outStager != null) outStager.close();
+    if (inStager != null) inStager.close();
   }
 
   static ByteBuffer direct(int size) {

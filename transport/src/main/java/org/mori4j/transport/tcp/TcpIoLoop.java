@@ -11,6 +11,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.mori4j.transport.DeviceStaging;
 import org.mori4j.transport.CompletionSource;
 import org.mori4j.transport.OpQueue;
 import org.mori4j.transport.TransferOp;
@@ -26,6 +28,8 @@ import org.slf4j.LoggerFactory;
 final class TcpIoLoop implements CompletionSource {
   private static final Logger log = LoggerFactory.getLogger(TcpIoLoop.class);
   private static final long TIMER_PERIOD_NANOS = 50_000_000L;
+  /** Longest nap of an idle loop whose connections wait for GPU copies (a 4 MiB copy takes about 200 us). */
+  private static final long GPU_POLL_NANOS = 20_000L;
 
   private final String name;
   private final Selector selector;
@@ -41,11 +45,53 @@ final class TcpIoLoop implements CompletionSource {
   /** Initiator ops of this loop's connections that wait for a response; loop thread only. */
   int inFlight;
   final long peerTimeoutNanos;
+  private final DeviceStaging staging;
+  private final int stagingChunk;
+  /** Connections waiting for a GPU copy, polled every round instead of waiting in select; loop thread only. */
+  private ArrayList<TcpConnection> gpuWaiters = new ArrayList<>();
+  private ArrayList<TcpConnection> gpuPolling = new ArrayList<>();
 
   TcpIoLoop(String name, long peerTimeoutNanos) throws IOException {
+    this(name, peerTimeoutNanos, null, 0);
+  }
+
+  TcpIoLoop(String name, long peerTimeoutNanos, DeviceStaging staging, int stagingChunk) throws IOException {
     this.name = name;
     this.selector = Selector.open();
     this.peerTimeoutNanos = peerTimeoutNanos;
+    this.staging = staging;
+    this.stagingChunk = stagingChunk;
+  }
+
+  /** A stager for one connection; only reached for GPU regions, which registration refuses without staging. */
+  GpuStager newStager() {
+    if (staging == null) throw new IllegalStateException("GPU memory on a TCP backend without GPU staging");
+    return new GpuStager(staging, stagingChunk);
+  }
+
+  /** Loop thread: poll {@code c} each round until its GPU copy is done (it calls this again if it must wait more). */
+  void awaitGpu(TcpConnection c) {
+    if (c.gpuWaiting) return;
+    c.gpuWaiting = true;
+    gpuWaiters.add(c);
+  }
+
+  private void pollGpu() {
+    ArrayList<TcpConnection> now = gpuWaiters;
+    gpuWaiters = gpuPolling;
+    gpuPolling = now;
+    for (int i = 0; i < now.size(); i++) {
+      TcpConnection c = now.get(i);
+      c.gpuWaiting = false;
+      if (!c.dead) {
+        try {
+          c.onGpuPoll();
+        } catch (RuntimeException e) {
+          c.fail(TransportError.GPU_OP, "GPU staging failed: " + e.getMessage());
+        }
+      }
+    }
+    now.clear();
   }
 
   Selector selector() {
@@ -109,6 +155,7 @@ final class TcpIoLoop implements CompletionSource {
       log.warn("{}: select failed", name, e);
       return work;
     }
+    if (!gpuWaiters.isEmpty()) pollGpu();
     long now = System.nanoTime();
     if (now - nextTimerNanos >= 0) {
       nextTimerNanos = now + TIMER_PERIOD_NANOS;
@@ -140,6 +187,12 @@ final class TcpIoLoop implements CompletionSource {
     sleeping.set(true);
     try {
       if (!ops.isEmpty() || !tasks.isEmpty() || closing) return 0;
+      if (!gpuWaiters.isEmpty()) {
+        // a GPU copy takes tens to hundreds of microseconds: check again soon rather than sleep in select
+        int n = selector.selectNow(keyHandler);
+        if (n == 0) LockSupport.parkNanos(Math.min(maxNanos, GPU_POLL_NANOS));
+        return n;
+      }
       long ms = Math.max(1, TimeUnit.NANOSECONDS.toMillis(maxNanos));
       return selector.select(keyHandler, ms);
     } catch (IOException | ClosedSelectorException e) {
@@ -194,6 +247,8 @@ final class TcpIoLoop implements CompletionSource {
     while ((t = tasks.poll()) != null) runSafely(t);
     for (TcpConnection c : new ArrayList<>(connections)) c.fail(TransportError.BAD_STATE, "TCP backend closed");
     connections.clear();
+    gpuWaiters.clear();
+    gpuPolling.clear();
     try {
       for (SelectionKey k : selector.keys()) k.channel().close();
       selector.close();

@@ -15,7 +15,12 @@ import java.time.Duration;
  * @param connectTimeout     limit for connect plus hello
  * @param maxBatchEntries    most blocks in one request (bounds the target's entry buffer)
  * @param enableNotification whether inbound writes are recorded for the application
+ * @param gpuStagingChunk    bytes of each pinned staging buffer for GPU memory (two per direction per connection)
  */
 public record TcpSettings(String bindHost, int bindPort, int connectionsPerPeer, int ioThreads, long stripeThreshold,
                           int socketBufferBytes, Duration peerTimeout, Duration connectTimeout, int maxBatchEntries,
-                          boolean enableNotification) {}
+                          boolean enableNotification, int gpuStagingChunk) {
+  public TcpSettings {
+    if (gpuStagingChunk < 4096) throw new IllegalArgumentException("gpuStagingChunk must be >= 4096: " + gpuStagingChunk);
+  }
+}

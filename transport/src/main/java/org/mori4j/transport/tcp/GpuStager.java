@@ -1,0 +1,215 @@
+package org.mori4j.transport.tcp;
+
+import java.nio.ByteBuffer;
+import org.mori4j.transport.DeviceStaging;
+import org.mori4j.transport.LocalRegion;
+
+/**
+ * Moves the payload of one GPU transfer at a time between device memory and a socket, through two staging
+ * buffers used in turn (double buffering). Outbound (device to socket), chunk k+1 is copied off the device
+ * while chunk k is on the socket; inbound (socket to device), chunk k is copied onto the device while chunk
+ * k+1 arrives in the other buffer, and a buffer is refilled only after its copy finished. The payload is the
+ * transfer's blocks laid end to end, cut into chunks of the buffer size; one chunk may span several blocks.
+ * Nothing here blocks: {@link #next()} answers null while the GPU has not caught up, and the connection
+ * then waits on its loop's GPU poll instead of the selector. Loop thread only. The buffers are opened on
+ * the first GPU transfer of the connection (pinned allocation, about a millisecond, once) and freed by
+ * {@link #close()} when the connection closes.
+ */
+final class GpuStager {
+  static final int SLOTS = 2;
+
+  private final DeviceStaging staging;
+  private final int chunk;
+  private final DeviceStaging.Slot[] slots = new DeviceStaging.Slot[SLOTS];
+  private final ByteBuffer[] views = new ByteBuffer[SLOTS];
+  /** Copies were issued on the slot and their completion has not been seen yet. */
+  private final boolean[] busy = new boolean[SLOTS];
+
+  private boolean outbound;
+  private LocalRegion region;
+  private long singleOffset;
+  private long singleSize;
+  private long[] offsets;
+  private long[] sizes;
+  private long total;
+  private long moved;
+  private long issued;
+  private int issueBlock;
+  private long issueDone;
+  private String failure;
+
+  GpuStager(DeviceStaging staging, int chunk) {
+    this.staging = staging;
+    this.chunk = chunk;
+  }
+
+  /** Starts a transfer of one block; outbound copies of the first two chunks are issued at once. */
+  void start(boolean outbound, LocalRegion r, long offset, long size) {
+    begin(outbound, r, null, null, size);
+    singleOffset = offset;
+    singleSize = size;
+    if (outbound) issue();
+  }
+
+  /** Starts a transfer of several blocks of {@code r}; the arrays are not copied. */
+  void start(boolean outbound, LocalRegion r, long[] offsets, long[] sizes, long total) {
+    begin(outbound, r, offsets, sizes, total);
+    if (outbound) issue();
+  }
+
+  private void begin(boolean out, LocalRegion r, long[] offs, long[] szs, long tot) {
+    open();
+    outbound = out;
+    region = r;
+    offsets = offs;
+    sizes = szs;
+    total = tot;
+    moved = 0;
+    issued = 0;
+    issueBlock = 0;
+    issueDone = 0;
+    failure = null;
+  }
+
+  private void open() {
+    for (int i = 0; i < SLOTS; i++) {
+      if (slots[i] == null) {
+        slots[i] = staging.openSlot(chunk);
+        views[i] = slots[i].buffer().asByteBuffer();
+      }
+    }
+  }
+
+  /** Payload bytes not yet through the socket. */
+  long remaining() {
+    return total - moved;
+  }
+
+  /**
+   * The buffer view for the next socket read or write (position and limit set, at most the rest of the
+   * current chunk), or null while the GPU copy that must come first is still running. Throws if an
+   * outbound copy failed (the promised bytes cannot be produced); an inbound copy failure is kept in
+   * {@link #failure()} and the rest of the payload is read and dropped.
+   */
+  ByteBuffer next() {
+    long k = moved / chunk;
+    int s = (int) (k % SLOTS);
+    if (busy[s]) {
+      if (failure == null) {
+        try {
+          if (!slots[s].done()) return null;
+        } catch (RuntimeException e) {
+          if (outbound) throw e;
+          fail(e);
+        }
+      }
+      if (failure == null || !outbound) busy[s] = false;
+    }
+    long start = k * chunk;
+    int len = (int) Math.min(chunk, total - start);
+    ByteBuffer v = views[s];
+    v.limit(len).position((int) (moved - start));
+    return v;
+  }
+
+  /** Records {@code n} bytes through the socket (at most what {@link #next()} offered). */
+  void advance(long n) {
+    moved += n;
+    boolean chunkEnd = moved == total || moved % chunk == 0;
+    if (!chunkEnd || n == 0) return;
+    if (outbound) {
+      issue();
+    } else if (failure == null) {
+      int s = (int) (((moved - 1) / chunk) % SLOTS);
+      try {
+        copyChunk(s, moved - issued);
+      } catch (RuntimeException e) {
+        fail(e);
+      }
+    }
+  }
+
+  /** Outbound: issues device-to-host copies into every slot whose previous chunk has left. */
+  private void issue() {
+    while (issued < total) {
+      long j = issued / chunk;
+      if (j >= SLOTS && moved < (j - SLOTS + 1) * chunk) return;
+      copyChunk((int) (j % SLOTS), Math.min(chunk, total - issued));
+    }
+  }
+
+  private void copyChunk(int s, long len) {
+    DeviceStaging.Slot slot = slots[s];
+    int device = region.deviceId();
+    long base = region.address();
+    long bufferOffset = 0;
+    issued += len;
+    while (len > 0) {
+      long blockSize = sizes == null ? singleSize : sizes[issueBlock];
+      long off = (offsets == null ? singleOffset : offsets[issueBlock]) + issueDone;
+      long n = Math.min(blockSize - issueDone, len);
+      if (outbound) slot.fromDevice(device, base + off, bufferOffset, n);
+      else slot.toDevice(device, base + off, bufferOffset, n);
+      bufferOffset += n;
+      len -= n;
+      issueDone += n;
+      if (issueDone == blockSize) {
+        issueBlock++;
+        issueDone = 0;
+      }
+    }
+    slot.mark();
+    busy[s] = true;
+  }
+
+  private void fail(RuntimeException e) {
+    if (failure == null) failure = "GPU copy " + (outbound ? "from" : "to") + " device " + region.deviceId() + " failed: " + e.getMessage();
+  }
+
+  /** Inbound: true once every byte arrived and every copy onto the device finished (or failed). Never blocks. */
+  boolean drained() {
+    if (moved < total) return false;
+    for (int i = 0; i < SLOTS; i++) {
+      if (!busy[i]) continue;
+      if (failure == null) {
+        try {
+          if (!slots[i].done()) return false;
+        } catch (RuntimeException e) {
+          fail(e);
+        }
+      }
+      busy[i] = false;
+    }
+    return true;
+  }
+
+  /** Why the current inbound transfer's data did not land, or null. */
+  String failure() {
+    return failure;
+  }
+
+  /** Ends the current transfer (the buffers stay open for the next one). */
+  void finish() {
+    region = null;
+    offsets = null;
+    sizes = null;
+    total = moved = 0;
+  }
+
+  /** Frees the buffers, after copies still running. Idempotent. */
+  void close() {
+    finish();
+    for (int i = 0; i < SLOTS; i++) {
+      if (slots[i] != null) {
+        try {
+          slots[i].close();
+        } catch (RuntimeException e) {
+          TcpConnection.log.warn("closing a GPU staging buffer failed", e);
+        }
+        slots[i] = null;
+        views[i] = null;
+        busy[i] = false;
+      }
+    }
+  }
+}
