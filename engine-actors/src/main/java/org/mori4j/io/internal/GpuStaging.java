@@ -20,7 +20,7 @@ import org.mori4j.transport.DeviceStaging;
  */
 public final class GpuStaging implements DeviceStaging {
   private final String mode;
-  private final AtomicInteger openSlots = new AtomicInteger();
+  private static final AtomicInteger OPEN_SLOTS = new AtomicInteger();
   private volatile GpuRuntime runtime;
 
   public GpuStaging(String mode) {
@@ -50,16 +50,16 @@ public final class GpuStaging implements DeviceStaging {
     return r.available() ? "" : r.version();
   }
 
-  /** Staging slots open now, over every backend of the engine (tests check that closing frees them all). */
-  public int openSlots() {
-    return openSlots.get();
+  /** Staging buffers open now in this process, over every engine (tests check that closing frees them all). */
+  public static int openSlotsInProcess() {
+    return OPEN_SLOTS.get();
   }
 
   @Override
   public Slot openSlot(long bytes) {
     GpuRuntime r = runtime();
     PinnedBuffer pinned = r.allocPinned(bytes);
-    openSlots.incrementAndGet();
+    OPEN_SLOTS.incrementAndGet();
     return new PinnedSlot(r, pinned);
   }
 
@@ -139,7 +139,7 @@ public final class GpuStaging implements DeviceStaging {
         for (GpuStream s : streams) if (s != null) s.close();
       } finally {
         pinned.close();
-        openSlots.decrementAndGet();
+        OPEN_SLOTS.decrementAndGet();
       }
     }
   }
