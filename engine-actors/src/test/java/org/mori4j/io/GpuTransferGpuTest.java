@@ -11,7 +11,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mori4j.io.internal.GpuStaging;
@@ -32,8 +32,8 @@ class GpuTransferGpuTest {
   private static final long[] SIZES = {1, 4096, (1L << 20) + 3, 64L << 20, 256L << 20};
   private static GpuRuntime gpu;
 
-  @BeforeAll
-  static void requireGpu() {
+  @BeforeEach
+  void requireGpu() {
     gpu = GpuRuntimes.select("auto");
     assumeTrue(gpu.available(), "no GPU runtime on this machine: " + gpu.version());
   }

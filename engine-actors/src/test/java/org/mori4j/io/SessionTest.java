@@ -221,10 +221,10 @@ class SessionTest {
   }
 
   @Test
-  void createSessionIsEmptyWhenNoBackendCanServeThePair() {
-    // this build's TCP backend moves host memory only: a GPU remote region has no route
+  void createSessionRoutesARemoteGpuEndOverTcp() {
+    // a remote GPU end is staged by the target's TCP backend, so host memory here has a route to it
     MemoryDesc gpuRemote = new MemoryDesc(p.remote.engineKey(), p.remote.id(), 0, p.remote.address(), p.remote.size(),
         MemoryLocationType.GPU, p.remote.accessKey(), null);
-    assertTrue(p.initiator.createSession(p.local, gpuRemote).isEmpty());
+    assertTrue(p.initiator.createSession(p.local, gpuRemote).isPresent());
   }
 }
