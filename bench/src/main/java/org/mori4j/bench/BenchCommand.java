@@ -1,8 +1,6 @@
 package org.mori4j.bench;
 
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -10,12 +8,15 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.mori4j.bench.baseline.Baselines;
+import org.mori4j.bench.baseline.GpuCopyBaseline;
 import org.mori4j.io.BackendType;
 import org.mori4j.io.EngineDesc;
 import org.mori4j.io.IoEngine;
 import org.mori4j.io.IoEngineConfig;
 import org.mori4j.io.IoEngineSession;
 import org.mori4j.io.MemoryDesc;
+import org.mori4j.io.MemoryLocationType;
+import org.mori4j.natives.gpu.GpuRuntime;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Mixin;
@@ -29,8 +30,11 @@ import picocli.CommandLine.TypeConversionException;
  * {@code mori4j bench}: MORI-IO's benchmark for mori4j. It starts a target engine in a child JVM (or uses
  * {@code --peer}), measures the requested (message size, batch size) points with MORI's flags and prints
  * MORI's table, then measures the baselines in the same run and prints them beside it. Flags keep MORI's
- * names and defaults where MORI has them; flags that name hardware this build does not drive fail at once
- * with a message naming the flag and its value, before anything is started.
+ * names and defaults where MORI has them; flags that name hardware this build does not drive, or that this
+ * machine does not have (a GPU, a device id), fail at once with a message naming the flag and its value,
+ * before anything is started. With {@code --mem-type gpu} both buffers are device memory (each end's own
+ * device), the baselines add the driver's raw host<->device copies on the local device, and
+ * {@code --compare-cpu} measures the same sweep between host buffers of the same target for the ratio.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = "Measure mori4j transfers between two processes and print MORI's table with baselines beside it.")
@@ -77,8 +81,21 @@ public final class BenchCommand implements Callable<Integer> {
       + "so that rows are measured on JIT-compiled code; the baselines get the same (default: ${DEFAULT-VALUE}).")
   long warmupMs;
 
-  @Option(names = "--mem-type", defaultValue = "cpu", description = "cpu (gpu: not in this build).")
+  @Option(names = "--mem-type", defaultValue = "cpu", description = "Memory of this side's buffer: cpu or gpu (default: ${DEFAULT-VALUE}).")
   String memType;
+
+  @Option(names = "--gpu-device", defaultValue = "0", description = "With --mem-type gpu: this side's device (default: ${DEFAULT-VALUE}).")
+  int gpuDevice;
+
+  @Option(names = "--target-mem-type", description = "Memory of the spawned target's buffer: cpu or gpu (default: as --mem-type).")
+  String targetMemType;
+
+  @Option(names = "--target-gpu-device", description = "The spawned target's device when its memory is gpu (default: as --gpu-device).")
+  Integer targetGpuDevice;
+
+  @Option(names = "--compare-cpu", description = "With GPU memory on either end: also measure the same sweep between CPU buffers "
+      + "(same target) and print the GPU rows as a share of them.")
+  boolean compareCpu;
 
   @Option(names = "--peer", paramLabel = "HOST:PORT", description = "Use a running 'mori4j serve' instead of starting one.")
   String peer;
@@ -112,6 +129,13 @@ public final class BenchCommand implements Callable<Integer> {
   /** Bytes the measured blocks cycle over (both buffers), known once the target's buffer was looked up. */
   private long capacity;
 
+  /** "cpu" or "gpu", set by {@link #validate()}. */
+  private String localMem;
+  private String targetMem;
+
+  /** What one engine pass measured: the main rows, the CPU rows of --compare-cpu, and both ends' memory. */
+  private record EngineRun(List<ResultRow> rows, List<ResultRow> cpuRows, String localWhere, String remoteWhere, int remoteGpu) {}
+
   /** Accepts exactly "read" or "write" (any case) and says which flag and value were wrong otherwise. */
   static final class OpConverter implements ITypeConverter<EngineBenchmark.Op> {
     @Override
@@ -130,9 +154,18 @@ public final class BenchCommand implements Callable<Integer> {
     if (b.equals("rdma") || b.equals("xgmi"))
       throw usage("--backend " + backend + " is not available in this build (only tcp)");
     if (!b.equals("tcp")) throw usage("unknown --backend '" + backend + "' (expected tcp)");
-    String m = memType.toLowerCase(Locale.ROOT);
-    if (m.equals("gpu")) throw usage("--mem-type gpu is not available in this build (CPU memory only)");
-    if (!m.equals("cpu")) throw usage("unknown --mem-type '" + memType + "' (expected cpu)");
+    localMem = BenchGpu.memType(memType);
+    if (localMem == null) throw usage("unknown --mem-type '" + memType + "' (expected cpu or gpu)");
+    if (targetMemType != null && peer != null)
+      throw usage("--target-mem-type sets up the spawned target; with --peer start serve with --mem-type instead");
+    if (targetGpuDevice != null && peer != null)
+      throw usage("--target-gpu-device sets up the spawned target; with --peer start serve with --gpu-device instead");
+    targetMem = targetMemType == null ? localMem : BenchGpu.memType(targetMemType);
+    if (targetMem == null) throw usage("unknown --target-mem-type '" + targetMemType + "' (expected cpu or gpu)");
+    if (gpuDevice < 0) throw usage("--gpu-device must not be negative: " + gpuDevice);
+    if (targetGpuDevice != null && targetGpuDevice < 0) throw usage("--target-gpu-device must not be negative: " + targetGpuDevice);
+    if (compareCpu && localMem.equals("cpu") && (peer != null || targetMem.equals("cpu")))
+      throw usage("--compare-cpu compares GPU memory with CPU memory: it needs --mem-type gpu or --target-mem-type gpu");
     if (iters < 1) throw usage("--iters must be at least 1: " + iters);
     if (warmupIters < 0) throw usage("--warmup-iters must not be negative: " + warmupIters);
     if (warmupMs < 0) throw usage("--warmup-ms must not be negative: " + warmupMs);
@@ -152,9 +185,32 @@ public final class BenchCommand implements Callable<Integer> {
     return new ParameterException(spec.commandLine(), message);
   }
 
+  private int targetDevice() {
+    return targetGpuDevice != null ? targetGpuDevice : gpuDevice;
+  }
+
+  /**
+   * The GPU runtime when either end of this machine uses GPU memory, null otherwise; a machine without one,
+   * or without the named device, is a usage error (exit 2) with the runtime's message, before anything starts.
+   */
+  private GpuRuntime checkGpu() {
+    boolean local = localMem.equals("gpu");
+    boolean target = peer == null && targetMem.equals("gpu");
+    if (!local && !target) return null;
+    GpuRuntime gpu = BenchGpu.runtime();
+    String problem = local ? BenchGpu.problem(gpu, "--mem-type gpu", "--gpu-device", gpuDevice) : null;
+    if (problem == null && target) {
+      problem = BenchGpu.problem(gpu, targetMemType != null ? "--target-mem-type gpu" : "--mem-type gpu",
+          targetGpuDevice != null ? "--target-gpu-device" : "--gpu-device (the target's device unless --target-gpu-device)", targetDevice());
+    }
+    if (problem != null) throw usage(problem);
+    return gpu;
+  }
+
   @Override
   public Integer call() throws Exception {
     SweepPlan plan = validate();
+    GpuRuntime gpu = checkGpu();
     PrintStream out = System.out;
     TargetProcess target = null;
     try {
@@ -165,6 +221,8 @@ public final class BenchCommand implements Callable<Integer> {
       if (peer == null) {
         List<String> serveArgs = new ArrayList<>(List.of("--host", "127.0.0.1", "--port", "0", "--buffer-size", Long.toString(plan.bufferBytes())));
         serveArgs.addAll(tcp.asArgs());
+        if (targetMem.equals("gpu")) serveArgs.addAll(List.of("--mem-type", "gpu", "--gpu-device", Integer.toString(targetDevice())));
+        if (compareCpu) serveArgs.add("--cpu-buffer");
         target = TargetProcess.start(serveArgs, Duration.ofSeconds(60), System.err);
         peerHost = target.ready().host();
         peerPort = target.ready().port();
@@ -177,30 +235,59 @@ public final class BenchCommand implements Callable<Integer> {
         nioPort = peerNio == null ? 0 : peerNio;
         targetNote = "running serve";
       }
-      out.printf(Locale.ROOT, "mori4j bench: backend=tcp op=%s mem=cpu batch-transfer=%s session=%s iters=%d warmup=%d/%dms points=%d%n",
-          op.name().toLowerCase(Locale.ROOT), batchTransfer, session, iters, warmupIters, warmupMs, plan.points().size());
+      out.printf(Locale.ROOT, "mori4j bench: backend=tcp op=%s mem=%s target-mem=%s batch-transfer=%s session=%s iters=%d warmup=%d/%dms points=%d%s%n",
+          op.name().toLowerCase(Locale.ROOT), localMem, peer == null ? targetMem : "(serve's)", batchTransfer, session, iters, warmupIters,
+          warmupMs, plan.points().size(), compareCpu ? " compare-cpu" : "");
       out.printf(Locale.ROOT, "  target %s:%d (%s), tcp %s%n", peerHost, peerPort, targetNote, tcp.config());
+      if (gpu != null) out.printf(Locale.ROOT, "  gpu runtime %s: %s%n", gpu.name(), gpu.version());
       out.flush();
-      List<ResultRow> rows = runEngine(plan, peerHost, peerPort, target);
-      out.print(ResultTable.render(title(), rows));
+      EngineRun run = runEngine(plan, peerHost, peerPort, target, gpu);
+      List<ResultRow> rows = run.rows();
+      boolean gpuRun = !run.localWhere().equals("cpu") || !run.remoteWhere().equals("cpu");
+      out.print(ResultTable.render(title(run.localWhere(), run.remoteWhere()), rows));
+      if (compareCpu) out.print(ResultTable.render(title("cpu", "cpu") + " [--compare-cpu]", run.cpuRows()));
       out.flush();
       List<BaselineRow> base = List.of();
+      List<String> cmp = new ArrayList<>();
       if (baselines) {
         ProgressBar progress = ProgressBar.forConsole(Baselines.steps(plan));
-        base = Baselines.run(plan, new Baselines.Settings(peerHost, nioPort, capacity, iters, warmupIters,
-            warmupMs * 1_000_000L, pingpongIters, iperfSeconds), progress);
+        base = new ArrayList<>(Baselines.run(plan, new Baselines.Settings(peerHost, nioPort, capacity, iters, warmupIters,
+            warmupMs * 1_000_000L, pingpongIters, iperfSeconds), progress));
         progress.finish();
-        out.print(ResultTable.renderBaselines("Baselines (same run)", base));
-        List<String> cmp = Comparison.lines(rows, base);
-        if (!cmp.isEmpty()) {
-          out.println("Comparison (same run):");
-          for (String l : cmp) out.println("  " + l);
+        int copyDevice = localMem.equals("gpu") ? gpuDevice : run.remoteGpu();
+        if (gpu != null && copyDevice >= 0) {
+          // the target's device for a peer copy only when it is on this machine (a spawned target)
+          int peerDevice = peer == null && localMem.equals("gpu") && run.remoteGpu() >= 0 ? run.remoteGpu() : -1;
+          long copySize = Math.min(Math.max(plan.points().stream().mapToLong(SweepPlan.Point::msgSize).max().orElse(0), GPU_COPY_SIZE), maxBuffer);
+          base.addAll(GpuCopyBaseline.run(gpu, copyDevice, peerDevice, copySize, iters, warmupIters, warmupMs * 1_000_000L));
         }
+        out.print(ResultTable.renderBaselines("Baselines (same run)", base));
+      }
+      if (gpuRun) {
+        cmp.addAll(Comparison.gpuLines(rows, compareCpu ? run.cpuRows() : null, base,
+            gpu != null ? GpuCopyBaseline.h2dSeries(gpu) : null, gpu != null ? GpuCopyBaseline.d2hSeries(gpu) : null));
+      }
+      if (baselines) {
+        // the NIO/iperf3/UCX ratios are CPU<->CPU references: against the CPU rows when there are some
+        List<ResultRow> cpuRef = compareCpu ? run.cpuRows() : rows;
+        for (String l : Comparison.lines(cpuRef, base)) cmp.add(gpuRun ? (compareCpu ? "cpu<->cpu " : "gpu ") + l : l);
+      }
+      if (!cmp.isEmpty()) {
+        out.println("Comparison (same run):");
+        for (String l : cmp) out.println("  " + l);
       }
       if (json != null) {
         JsonRows.write(json, JsonRows.rowsToJson(rows));
-        if (baselines) JsonRows.write(JsonRows.baselinesPath(json), JsonRows.baselinesToJson(base));
-        System.err.println("wrote " + json + (baselines ? " and " + JsonRows.baselinesPath(json) : ""));
+        List<Path> also = new ArrayList<>();
+        if (compareCpu) {
+          JsonRows.write(JsonRows.cpuRowsPath(json), JsonRows.rowsToJson(run.cpuRows()));
+          also.add(JsonRows.cpuRowsPath(json));
+        }
+        if (baselines) {
+          JsonRows.write(JsonRows.baselinesPath(json), JsonRows.baselinesToJson(base));
+          also.add(JsonRows.baselinesPath(json));
+        }
+        System.err.println("wrote " + json + (also.isEmpty() ? "" : " and " + also.stream().map(Path::toString).reduce((a, b) -> a + ", " + b).orElse("")));
       }
       return 0;
     } catch (EngineBenchmark.IntegrityException | EngineBenchmark.TransferFailedException e) {
@@ -217,47 +304,93 @@ public final class BenchCommand implements Callable<Integer> {
     }
   }
 
-  private String title() {
-    return String.format(Locale.ROOT, "mori4j %s over tcp, cpu memory (batch-transfer %s, session %s)",
-        op.name().toLowerCase(Locale.ROOT), batchTransfer ? "on" : "off", session ? "on" : "off");
+  /** Bytes of the raw GPU copies unless a row is bigger: the size issue 3 compares at. */
+  static final long GPU_COPY_SIZE = 64L << 20;
+
+  private String title(String localWhere, String remoteWhere) {
+    String mem = localWhere.equals("cpu") && remoteWhere.equals("cpu") ? "cpu memory" : localWhere + " <-> target " + remoteWhere + " memory";
+    return String.format(Locale.ROOT, "mori4j %s over tcp, %s (batch-transfer %s, session %s)",
+        op.name().toLowerCase(Locale.ROOT), mem, batchTransfer ? "on" : "off", session ? "on" : "off");
   }
 
-  private List<ResultRow> runEngine(SweepPlan plan, String peerHost, int peerPort, TargetProcess target) {
+  private EngineRun runEngine(SweepPlan plan, String peerHost, int peerPort, TargetProcess target, GpuRuntime gpu) {
     String key = "initiator-" + ProcessHandle.current().pid();
-    try (Arena arena = Arena.ofShared(); IoEngine engine = IoEngine.create(key, new IoEngineConfig(host, 0))) {
+    // closed after the engine (resources close in reverse order): the engine may touch the buffers until then
+    try (Buffers buffers = new Buffers(); IoEngine engine = IoEngine.create(key, new IoEngineConfig(host, 0))) {
       engine.createBackend(BackendType.TCP, tcp.config());
       EngineDesc remoteEngine = engine.discover(peerHost, peerPort);
       engine.registerRemoteEngine(remoteEngine);
-      MemoryDesc remote = engine.lookupMemory(remoteEngine, ServeCommand.BUFFER_NAME).orElseThrow(() ->
-          new IllegalStateException("target " + remoteEngine.key() + " publishes no '" + ServeCommand.BUFFER_NAME + "'"));
-      long localBytes = Math.min(plan.bufferBytes(), remote.size());
-      MemorySegment localSeg = arena.allocate(localBytes, 4096);
-      MemoryDesc local = engine.registerMemory(localSeg);
-      MemorySegment scratchSeg = arena.allocate(2 * EngineBenchmark.SAMPLE_BYTES, 4096);
-      MemoryDesc scratch = engine.registerMemory(scratchSeg);
-      IoEngineSession sess = null;
-      if (session) {
-        sess = engine.createSession(local, remote).orElseThrow(() ->
-            new IllegalStateException("no backend can serve a session between " + local + " and " + remote));
-      }
-      EngineBenchmark bench = new EngineBenchmark(engine, local, localSeg, remote, scratch, scratchSeg, sess, op, batchTransfer);
-      capacity = bench.capacity();
-      ProgressBar progress = ProgressBar.forConsole(plan.points().size());
-      List<ResultRow> rows = new ArrayList<>();
+      MemoryDesc remote = lookup(engine, remoteEngine, ServeCommand.BUFFER_NAME, "");
+      boolean localGpu = localMem.equals("gpu");
+      MemoryDesc remoteCpu = compareCpu
+          ? lookup(engine, remoteEngine, ServeCommand.CPU_BUFFER_NAME, " (start serve with --cpu-buffer for --compare-cpu)") : null;
+      int passes = compareCpu ? 2 : 1;
+      ProgressBar progress = ProgressBar.forConsole(passes * plan.points().size());
       try {
-        for (SweepPlan.Point p : plan.points()) {
-          if (p.msgSize() > bench.capacity())
-            throw new IllegalStateException("the target buffer (" + HumanSize.format(remote.size()) + ") is smaller than the message size "
-                + HumanSize.format(p.msgSize()) + "; start serve with a larger --buffer-size");
-          progress.show(HumanSize.format(p.msgSize()) + " x " + p.batchSize());
-          rows.add(bench.run(p, iters, warmupIters, warmupMs * 1_000_000L));
-          progress.step();
-          if (target != null && !target.alive()) throw new IllegalStateException("target process died" + target.stderrTail());
-        }
+        List<ResultRow> rows = pass(plan, engine, buffers, localGpu ? gpu : null, remote, target, progress, "");
+        List<ResultRow> cpuRows = compareCpu ? pass(plan, engine, buffers, null, remoteCpu, target, progress, "cpu ") : List.of();
+        boolean remoteOnGpu = remote.location() == MemoryLocationType.GPU;
+        return new EngineRun(rows, cpuRows, localGpu ? "GPU" + gpuDevice : "cpu", remoteOnGpu ? "GPU" + remote.deviceId() : "cpu",
+            remoteOnGpu ? remote.deviceId() : -1);
       } finally {
         progress.finish();
       }
-      return rows;
+    }
+  }
+
+  private static MemoryDesc lookup(IoEngine engine, EngineDesc remoteEngine, String name, String hint) {
+    return engine.lookupMemory(remoteEngine, name).orElseThrow(() ->
+        new IllegalStateException("target " + remoteEngine.key() + " publishes no '" + name + "'" + hint));
+  }
+
+  /** One sweep against {@code remote}, from a local buffer on {@code gpu}'s {@link #gpuDevice} (host memory when null). */
+  private List<ResultRow> pass(SweepPlan plan, IoEngine engine, Buffers buffers, GpuRuntime gpu, MemoryDesc remote, TargetProcess target,
+                               ProgressBar progress, String label) {
+    long localBytes = Math.min(plan.bufferBytes(), remote.size());
+    BenchMemory local = buffers.add(gpu != null ? BenchMemory.gpu(engine, gpu, gpuDevice, localBytes) : BenchMemory.host(engine, localBytes));
+    // same memory type as the local buffer, so a gpu<->gpu run reads its samples back over the same path
+    BenchMemory scratch = buffers.add(gpu != null ? BenchMemory.gpu(engine, gpu, gpuDevice, 2 * EngineBenchmark.SAMPLE_BYTES)
+        : BenchMemory.host(engine, 2 * EngineBenchmark.SAMPLE_BYTES));
+    IoEngineSession sess = null;
+    if (session) {
+      sess = engine.createSession(local.desc(), remote).orElseThrow(() ->
+          new IllegalStateException("no backend can serve a session between " + local.desc() + " and " + remote));
+    }
+    EngineBenchmark bench = new EngineBenchmark(engine, local, remote, scratch, sess, op, batchTransfer);
+    if (label.isEmpty()) capacity = bench.capacity();
+    List<ResultRow> rows = new ArrayList<>();
+    for (SweepPlan.Point p : plan.points()) {
+      if (p.msgSize() > bench.capacity())
+        throw new IllegalStateException("the target buffer (" + HumanSize.format(remote.size()) + ") is smaller than the message size "
+            + HumanSize.format(p.msgSize()) + "; start serve with a larger --buffer-size");
+      progress.show(label + HumanSize.format(p.msgSize()) + " x " + p.batchSize());
+      rows.add(bench.run(p, iters, warmupIters, warmupMs * 1_000_000L));
+      progress.step();
+      if (target != null && !target.alive()) throw new IllegalStateException("target process died" + target.stderrTail());
+    }
+    return rows;
+  }
+
+  /** The local buffers of a run, freed together once the engine is closed. */
+  private static final class Buffers implements AutoCloseable {
+    private final List<BenchMemory> all = new ArrayList<>();
+
+    BenchMemory add(BenchMemory b) {
+      all.add(b);
+      return b;
+    }
+
+    @Override
+    public void close() {
+      RuntimeException first = null;
+      for (BenchMemory b : all) {
+        try {
+          b.close();
+        } catch (RuntimeException e) {
+          if (first == null) first = e;
+        }
+      }
+      if (first != null) throw first;
     }
   }
 }

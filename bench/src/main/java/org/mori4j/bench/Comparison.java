@@ -47,6 +47,41 @@ public final class Comparison {
     return out;
   }
 
+  /**
+   * Issue 3's ratios for runs with GPU memory: for each row of 1 MiB and more, its average bandwidth as a
+   * share of the CPU<->CPU row of the same point ({@code cpuRows}, null without {@code --compare-cpu}) and the
+   * raw host<->device copy bandwidths of {@code h2dSeries}/{@code d2hSeries} beside it (null series: no GPU
+   * on this side to measure them). Missing figures are named as missing.
+   */
+  public static List<String> gpuLines(List<ResultRow> gpuRows, List<ResultRow> cpuRows, List<BaselineRow> baselines, String h2dSeries,
+                                      String d2hSeries) {
+    List<String> out = new ArrayList<>();
+    String raw;
+    if (h2dSeries == null) {
+      raw = "raw copies not measured (no GPU on this side)";
+    } else {
+      raw = "raw " + bw("H2D", find(baselines, h2dSeries, -1, -1)) + ", " + bw("D2H", find(baselines, d2hSeries, -1, -1));
+    }
+    for (ResultRow r : gpuRows) {
+      if (r.msgSize() < BANDWIDTH_FROM) continue;
+      String cpu;
+      if (cpuRows == null) {
+        cpu = "cpu<->cpu not measured (--compare-cpu)";
+      } else {
+        Optional<ResultRow> c = cpuRows.stream().filter(x -> x.msgSize() == r.msgSize() && x.batchSize() == r.batchSize()).findFirst();
+        cpu = c.filter(x -> x.avgBwGBps() > 0).map(x -> String.format(Locale.ROOT, "%.0f%% of cpu<->cpu (%.2f GB/s)",
+            100 * r.avgBwGBps() / x.avgBwGBps(), x.avgBwGBps())).orElse("cpu<->cpu not measured");
+      }
+      out.add(String.format(Locale.ROOT, "%s x %d: gpu avg BW %.2f GB/s = %s; %s", HumanSize.format(r.msgSize()), r.batchSize(),
+          r.avgBwGBps(), cpu, raw));
+    }
+    return out;
+  }
+
+  private static String bw(String what, Optional<ResultRow> row) {
+    return row.map(b -> String.format(Locale.ROOT, "%s %.2f GB/s", what, b.avgBwGBps())).orElse(what + " not measured");
+  }
+
   private static String share(double mine, Optional<ResultRow> base, String name) {
     if (base.isEmpty() || !(base.get().avgBwGBps() > 0)) return name + " not measured";
     return String.format(Locale.ROOT, "%.0f%% of %s (%.2f)", 100 * mine / base.get().avgBwGBps(), name, base.get().avgBwGBps());

@@ -36,6 +36,20 @@ public final class DataPattern {
   }
 
   /**
+   * Writes the pattern of buffer offsets {@code [bufferOffset, bufferOffset + length)} into {@code [0, length)}
+   * of {@code seg}: how a buffer that the CPU cannot address (device memory) gets its pattern, one staging
+   * chunk at a time, with every chunk holding exactly the bytes of its place in the buffer.
+   */
+  public static void fillAt(MemorySegment seg, long bufferOffset, long length, long seed) {
+    if (length > seg.byteSize()) throw new IndexOutOfBoundsException("length " + length + " > segment " + seg.byteSize());
+    long x = 0;
+    // whole words only where the buffer offset is word-aligned; the rest byte by byte
+    for (; x < length && ((bufferOffset + x) & 7) != 0; x++) seg.set(ValueLayout.JAVA_BYTE, x, byteAt(seed, bufferOffset + x));
+    for (; x + 8 <= length; x += 8) seg.set(WORD, x, word(seed, (bufferOffset + x) >>> 3));
+    for (; x < length; x++) seg.set(ValueLayout.JAVA_BYTE, x, byteAt(seed, bufferOffset + x));
+  }
+
+  /**
    * Checks {@code length} bytes of {@code seg} starting at {@code segOffset} against the pattern at buffer
    * offset {@code bufferOffset}.
    *

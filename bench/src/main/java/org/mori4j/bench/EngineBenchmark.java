@@ -41,31 +41,31 @@ public final class EngineBenchmark {
 
   private final IoEngine engine;
   private final MemoryDesc local;
-  private final MemorySegment localSeg;
+  private final BenchMemory localMem;
   private final MemoryDesc remote;
   private final MemoryDesc scratch;
-  private final MemorySegment scratchSeg;
+  private final BenchMemory scratchMem;
   private final IoEngineSession session;
   private final Op op;
   private final boolean batchCall;
   private long rowSeed = System.nanoTime();
 
   /**
-   * @param local      registered local buffer ({@code localSeg})
+   * @param local      the registered local buffer (host or device memory)
    * @param remote     the target's buffer
-   * @param scratch    a small registered local buffer ({@code scratchSeg}, at least 2 x {@link #SAMPLE_BYTES}) for
-   *                   reading samples back after writes
+   * @param scratch    a small registered local buffer (at least 2 x {@link #SAMPLE_BYTES}) for reading samples
+   *                   back after writes
    * @param session    the session to use, or null for engine-level calls
    * @param batchCall  one batch call per iteration instead of one call per block
    */
-  public EngineBenchmark(IoEngine engine, MemoryDesc local, MemorySegment localSeg, MemoryDesc remote, MemoryDesc scratch,
-                         MemorySegment scratchSeg, IoEngineSession session, Op op, boolean batchCall) {
+  public EngineBenchmark(IoEngine engine, BenchMemory local, MemoryDesc remote, BenchMemory scratch,
+                         IoEngineSession session, Op op, boolean batchCall) {
     this.engine = engine;
-    this.local = local;
-    this.localSeg = localSeg;
+    this.local = local.desc();
+    this.localMem = local;
     this.remote = remote;
-    this.scratch = scratch;
-    this.scratchSeg = scratchSeg;
+    this.scratch = scratch.desc();
+    this.scratchMem = scratch;
     this.session = session;
     this.op = op;
     this.batchCall = batchCall;
@@ -104,11 +104,11 @@ public final class EngineBenchmark {
 
   /** Puts the row's pattern where the measured transfers read it: the local buffer, or (for reads) the target. */
   private void prepare(long used, long seed, int slots, long msg) {
-    DataPattern.fill(localSeg, used, seed);
+    localMem.fillPattern(used, seed);
     if (op == Op.WRITE) return;
     // reads must fetch bytes of this row: write the pattern to the target (untimed), then wipe the local copy
     for (int s = 0; s < slots; s++) check(engine.write(local, s * msg, remote, s * msg, msg, engine.allocateTransferUid()).await(), "prepare");
-    localSeg.asSlice(0, used).fill((byte) 0);
+    localMem.zero(used);
   }
 
   private void verify(SweepPlan.Point p, long seed, int slots, long msg) {
@@ -118,22 +118,19 @@ public final class EngineBenchmark {
       long base = s * msg;
       for (long off : new long[] {base, base + msg - n}) {
         MemorySegment where;
-        long segOff;
         if (op == Op.WRITE) {
-          // the bytes are on the target: fetch them back into the scratch buffer
+          // the bytes are on the target: fetch them back into the scratch buffer (then to the CPU if it is device memory)
           check(engine.read(scratch, 0, remote, off, n, engine.allocateTransferUid()).await(), "integrity read-back");
-          where = scratchSeg;
-          segOff = 0;
+          where = scratchMem.sample(0, n);
         } else {
-          where = localSeg;
-          segOff = off;
+          where = localMem.sample(off, n);
         }
-        long bad = DataPattern.firstMismatch(where, segOff, off, n, seed);
+        long bad = DataPattern.firstMismatch(where, 0, off, n, seed);
         if (bad >= 0) {
           long at = off + bad;
           throw new IntegrityException(String.format(
               "data integrity check failed for %s of %d x %d B: byte at buffer offset %d is 0x%02x, expected 0x%02x",
-              op.name().toLowerCase(), p.batchSize(), msg, at, where.get(ValueLayout.JAVA_BYTE, segOff + bad),
+              op.name().toLowerCase(), p.batchSize(), msg, at, where.get(ValueLayout.JAVA_BYTE, bad),
               DataPattern.byteAt(seed, at)));
         }
       }

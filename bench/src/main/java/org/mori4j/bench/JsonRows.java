@@ -41,9 +41,18 @@ public final class JsonRows {
 
   /** Where the baselines of {@code --json FILE} go. */
   public static Path baselinesPath(Path main) {
+    return sibling(main, "baselines");
+  }
+
+  /** Where the CPU rows of {@code --compare-cpu} go ({@code run.json} -> {@code run.cpu.json}), in the main file's format. */
+  public static Path cpuRowsPath(Path main) {
+    return sibling(main, "cpu");
+  }
+
+  private static Path sibling(Path main, String kind) {
     String name = main.getFileName().toString();
     String stem = name.endsWith(".json") ? name.substring(0, name.length() - 5) : name;
-    return main.resolveSibling(stem + ".baselines.json");
+    return main.resolveSibling(stem + "." + kind + ".json");
   }
 
   public static void write(Path file, String json) throws IOException {

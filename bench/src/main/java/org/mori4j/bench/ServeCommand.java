@@ -2,9 +2,9 @@ package org.mori4j.bench;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
+import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.mori4j.bench.baseline.NioBaselineServer;
@@ -12,14 +12,20 @@ import org.mori4j.io.BackendType;
 import org.mori4j.io.EngineDesc;
 import org.mori4j.io.IoEngine;
 import org.mori4j.io.IoEngineConfig;
-import org.mori4j.io.MemoryDesc;
+import org.mori4j.natives.gpu.GpuRuntime;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code mori4j serve}: a standalone target for {@code mori4j bench --peer}. It starts an engine with the TCP
- * backend, registers a buffer and publishes it as {@value #BUFFER_NAME}, starts the plain-NIO baseline server
+ * backend, registers a buffer — host memory, or with {@code --mem-type gpu} device memory of
+ * {@code --gpu-device} — and publishes it as {@value #BUFFER_NAME} (with {@code --cpu-buffer} also a host
+ * buffer of the same size as {@value #CPU_BUFFER_NAME}, so that one target serves both halves of
+ * {@code bench --compare-cpu}), starts the plain-NIO baseline server
  * on the same host, prints exactly one {@link ReadyLine} on stdout, and runs until stdin reaches EOF (the
  * spawning bench closes it) or the process gets SIGTERM; either way the engine is closed before exit.
  */
@@ -27,6 +33,9 @@ import picocli.CommandLine.Option;
 public final class ServeCommand implements Callable<Integer> {
   /** The name the target buffer is published under. */
   public static final String BUFFER_NAME = "bench-buffer";
+
+  /** The name of the extra host buffer of {@code --cpu-buffer}. */
+  public static final String CPU_BUFFER_NAME = "bench-buffer-cpu";
 
   @Option(names = "--host", defaultValue = "127.0.0.1", description = "Host the engine and the NIO baseline bind (default: ${DEFAULT-VALUE}).")
   String host;
@@ -41,6 +50,17 @@ public final class ServeCommand implements Callable<Integer> {
       description = "Bytes of the published target buffer (default: ${DEFAULT-VALUE}).")
   long bufferSize;
 
+  @Option(names = "--mem-type", defaultValue = "cpu", description = "Memory of the published buffer: cpu or gpu (default: ${DEFAULT-VALUE}).")
+  String memType;
+
+  @Option(names = "--gpu-device", defaultValue = "0", description = "With --mem-type gpu: the device the buffer is on (default: ${DEFAULT-VALUE}).")
+  int gpuDevice;
+
+  @Option(names = "--cpu-buffer", description = "Also publish a host buffer of the same size as '" + CPU_BUFFER_NAME + "' (for bench --compare-cpu).")
+  boolean cpuBuffer;
+
+  @Spec CommandSpec spec;
+
   @Option(names = "--no-stdin-watch", description = "Keep running when stdin is closed (for nohup/background use); stop with SIGTERM.")
   boolean noStdinWatch;
 
@@ -50,8 +70,16 @@ public final class ServeCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintStream out = System.out;
+    String mem = BenchGpu.memType(memType);
+    if (mem == null) throw new ParameterException(spec.commandLine(), "unknown --mem-type '" + memType + "' (expected cpu or gpu)");
+    GpuRuntime gpu = null;
+    if (mem.equals("gpu")) {
+      gpu = BenchGpu.runtime();
+      String problem = BenchGpu.problem(gpu, "--mem-type gpu", "--gpu-device", gpuDevice);
+      if (problem != null) throw new ParameterException(spec.commandLine(), problem);
+    }
     String engineKey = key != null ? key : "target-" + ProcessHandle.current().pid();
-    Arena arena = Arena.ofShared();
+    List<BenchMemory> buffers = new CopyOnWriteArrayList<>();
     IoEngine engine = IoEngine.create(engineKey, new IoEngineConfig(host, port));
     AtomicBoolean closed = new AtomicBoolean();
     CountDownLatch stopped = new CountDownLatch(1);
@@ -59,25 +87,34 @@ public final class ServeCommand implements Callable<Integer> {
     Runnable shutdown = () -> {
       if (!closed.compareAndSet(false, true)) return;
       if (nioRef[0] != null) nioRef[0].close();
-      // the engine first: it may still touch the buffer until it is closed
-      engine.close();
-      arena.close();
-      stopped.countDown();
+      // the engine first: it may still touch the buffers until it is closed
+      try {
+        engine.close();
+      } finally {
+        for (BenchMemory b : buffers) b.close();
+        stopped.countDown();
+      }
     };
     Thread hook = new Thread(shutdown, "mori4j-serve-stop");
     Runtime.getRuntime().addShutdownHook(hook);
     try {
       engine.createBackend(BackendType.TCP, tcp.config());
-      MemorySegment buffer = arena.allocate(bufferSize, 4096);
-      MemoryDesc desc = engine.registerMemory(buffer);
-      engine.publishMemory(BUFFER_NAME, desc);
+      BenchMemory buffer = gpu != null ? BenchMemory.gpu(engine, gpu, gpuDevice, bufferSize) : BenchMemory.host(engine, bufferSize);
+      buffers.add(buffer);
+      engine.publishMemory(BUFFER_NAME, buffer.desc());
+      if (cpuBuffer) {
+        BenchMemory extra = BenchMemory.host(engine, bufferSize);
+        buffers.add(extra);
+        engine.publishMemory(CPU_BUFFER_NAME, extra.desc());
+      }
       NioBaselineServer nio = NioBaselineServer.start(host, bufferSize);
       nioRef[0] = nio;
       EngineDesc self = engine.engineDesc();
       out.println(new ReadyLine(self.host(), self.port(), nio.port()).format());
       out.flush();
-      System.err.printf("mori4j serve: engine %s at %s:%d, %s buffer published as '%s', NIO baseline on port %d%n",
-          engineKey, self.host(), self.port(), HumanSize.format(bufferSize), BUFFER_NAME, nio.port());
+      System.err.printf("mori4j serve: engine %s at %s:%d, %s %s buffer published as '%s'%s, NIO baseline on port %d%n",
+          engineKey, self.host(), self.port(), HumanSize.format(bufferSize), buffer.describe(), BUFFER_NAME,
+          cpuBuffer ? " and a cpu one as '" + CPU_BUFFER_NAME + "'" : "", nio.port());
       if (noStdinWatch) {
         stopped.await(); // until SIGTERM runs the hook
       } else {

@@ -2,10 +2,13 @@ package org.mori4j.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import org.junit.jupiter.api.Test;
+import org.mori4j.natives.gpu.GpuRuntime;
+import org.mori4j.natives.gpu.GpuRuntimes;
 import picocli.CommandLine;
 
 /** Usage errors are reported before anything is started, with exit code 2 and the flag and value named. */
@@ -33,8 +36,25 @@ class BenchCommandTest {
   }
 
   @Test
-  void gpuMemoryIsRefusedClearly() {
-    assertUsageError(run("bench", "--mem-type", "gpu"), "--mem-type gpu", "not available in this build");
+  void gpuMemoryWithoutAGpuRuntimeFailsAtOnceWithTheRuntimesMessage() {
+    GpuRuntime gpu = GpuRuntimes.select("auto");
+    assumeFalse(gpu.available(), "this machine has a GPU runtime (" + gpu.name() + "); the no-runtime message cannot be seen here");
+    // exit 2 before anything starts: no target JVM, no engine; the runtime's one message says what was tried
+    assertUsageError(run("bench", "--mem-type", "gpu"), "--mem-type gpu", "no GPU runtime available", "tried CUDA");
+    assertUsageError(run("bench", "--target-mem-type", "gpu"), "--target-mem-type gpu", "no GPU runtime available");
+    assertUsageError(run("serve", "--mem-type", "gpu"), "--mem-type gpu", "no GPU runtime available");
+  }
+
+  @Test
+  void gpuFlagsAreCheckedBeforeAnythingStarts() {
+    assertUsageError(run("bench", "--mem-type", "tpu"), "--mem-type", "'tpu'", "cpu or gpu");
+    assertUsageError(run("bench", "--target-mem-type", "hbm"), "--target-mem-type", "'hbm'");
+    assertUsageError(run("serve", "--mem-type", "tpu"), "--mem-type", "'tpu'");
+    assertUsageError(run("bench", "--mem-type", "gpu", "--gpu-device", "-1"), "--gpu-device", "-1");
+    assertUsageError(run("bench", "--mem-type", "gpu", "--target-gpu-device", "-2"), "--target-gpu-device", "-2");
+    assertUsageError(run("bench", "--compare-cpu"), "--compare-cpu", "--mem-type gpu");
+    assertUsageError(run("bench", "--peer", "h:1", "--target-mem-type", "gpu"), "--target-mem-type", "--peer");
+    assertUsageError(run("bench", "--peer", "h:1", "--mem-type", "gpu", "--target-gpu-device", "1"), "--target-gpu-device", "--peer");
   }
 
   @Test

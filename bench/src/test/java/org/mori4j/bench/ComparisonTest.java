@@ -24,4 +24,21 @@ class ComparisonTest {
         "4 KiB x 1: p50 60.00 us = 2.00x nio-pingpong p50 (30.00 us); ucx tag_lat not measured",
         "64 MiB x 1: avg BW 3.60 GB/s = 120% of nio-stream (3.00), 90% of iperf3 (4.00), ucx tag_bw not measured"), l);
   }
+
+  @Test
+  void gpuRowsAreAShareOfTheCpuRowsWithTheRawCopiesBeside() {
+    List<ResultRow> gpu = List.of(row(4096, 0.05, 60), row(64L << 20, 3.4, 18000), row(1L << 20, 1.0, 1000));
+    List<ResultRow> cpu = List.of(row(4096, 0.05, 60), row(64L << 20, 4.0, 16000));
+    List<BaselineRow> base = List.of(
+        new BaselineRow("cuMemcpy H2D pinned", row(64L << 20, 25.5, 2600), ""),
+        new BaselineRow("cuMemcpy D2H pinned", row(64L << 20, 26.25, 2500), ""));
+    assertEquals(List.of(
+        "64 MiB x 1: gpu avg BW 3.40 GB/s = 85% of cpu<->cpu (4.00 GB/s); raw H2D 25.50 GB/s, D2H 26.25 GB/s",
+        "1 MiB x 1: gpu avg BW 1.00 GB/s = cpu<->cpu not measured; raw H2D 25.50 GB/s, D2H 26.25 GB/s"),
+        Comparison.gpuLines(gpu, cpu, base, "cuMemcpy H2D pinned", "cuMemcpy D2H pinned"));
+    assertEquals(List.of("64 MiB x 1: gpu avg BW 3.40 GB/s = cpu<->cpu not measured (--compare-cpu); raw H2D not measured, D2H not measured"),
+        Comparison.gpuLines(gpu.subList(1, 2), null, List.of(), "hipMemcpy H2D pinned", "hipMemcpy D2H pinned"));
+    assertEquals(List.of("64 MiB x 1: gpu avg BW 3.40 GB/s = 85% of cpu<->cpu (4.00 GB/s); raw copies not measured (no GPU on this side)"),
+        Comparison.gpuLines(gpu.subList(1, 2), cpu, base, null, null));
+  }
 }

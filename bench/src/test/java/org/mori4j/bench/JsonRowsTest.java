@@ -45,6 +45,7 @@ class JsonRowsTest {
   void baselinesGoToTheirOwnFileWithNullsForMissingFigures() {
     assertEquals(Path.of("r/run.baselines.json"), JsonRows.baselinesPath(Path.of("r/run.json")));
     assertEquals(Path.of("run.baselines.json"), JsonRows.baselinesPath(Path.of("run")));
+    assertEquals(Path.of("r/run.cpu.json"), JsonRows.cpuRowsPath(Path.of("r/run.json")));
     String json = JsonRows.baselinesToJson(List.of(
         new BaselineRow("iperf3", ResultRow.bandwidthOnly(0, 10, 3.25), "say \"hi\"\n"),
         BaselineRow.missing("ucx tag_lat", "ucx_perftest not installed")));

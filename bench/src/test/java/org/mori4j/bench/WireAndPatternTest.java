@@ -39,4 +39,21 @@ class WireAndPatternTest {
       assertNotEquals(-1, DataPattern.firstMismatch(s, 0, 8, 64, 42), "a shifted block must not match");
     }
   }
+
+  @Test
+  void chunkedFillAtGivesTheBytesOfTheWholeBufferFill() {
+    try (Arena a = Arena.ofConfined()) {
+      MemorySegment whole = a.allocate(8192);
+      DataPattern.fill(whole, 8192, 7);
+      MemorySegment chunk = a.allocate(1000);
+      for (long off : new long[] {0, 8, 3, 4093, 7000}) {
+        long n = Math.min(1000, 8192 - off);
+        chunk.fill((byte) 0);
+        DataPattern.fillAt(chunk, off, n, 7);
+        assertEquals(-1, DataPattern.firstMismatch(chunk, 0, off, n, 7), "chunk at " + off);
+        assertEquals(-1L, chunk.asSlice(0, n).mismatch(whole.asSlice(off, n)), "chunk at " + off);
+      }
+      assertThrows(IndexOutOfBoundsException.class, () -> DataPattern.fillAt(chunk, 0, 1001, 7));
+    }
+  }
 }
