@@ -194,8 +194,13 @@ final class InitiatorConnection extends TcpConnection {
   @Override
   void onReadable() {
     try {
+      boolean first = true;
       while (true) {
         if (readStage == 0) {
+          // with nothing in flight no response is due: leave the next read to the selector instead of a
+          // read that would find nothing (only after the first read, which also notices a closed peer)
+          if (!first && head == null && resp.position() == 0) return;
+          first = false;
           if (read(resp) < 0) throw new IOException("connection closed by peer");
           if (resp.hasRemaining()) return;
           resp.flip();
