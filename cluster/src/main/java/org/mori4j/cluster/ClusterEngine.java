@@ -1,0 +1,242 @@
+package org.mori4j.cluster;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.actor.typed.receptionist.ServiceKey;
+import org.apache.pekko.pattern.StatusReply;
+import org.mori4j.io.EngineDesc;
+import org.mori4j.io.IoEngine;
+import org.mori4j.io.IoEngineException;
+import org.mori4j.io.IoEngineProtocol;
+import org.mori4j.io.StatusCode;
+
+/**
+ * Makes an engine embedded in a clustered ActorSystem a member of the cluster's transfer mesh: the actor
+ * announces the engine under {@link #SERVICE_KEY} with the Receptionist, asks every other announced engine
+ * for its {@link EngineDesc} and registers it with its own engine, and deregisters an engine as soon as
+ * the Receptionist stops listing it as reachable (its member left, was removed, or the failure detector
+ * marked it unreachable). Start it with {@link #start(IoEngine)} after the engine's backends exist, since an
+ * engine connects only the backends it has when it registers a peer.
+ *
+ * <p>Why the Receptionist and not Distributed Data: the Receptionist already ties a registration to the
+ * lifetime of the registering actor and its member, and its reachable listing follows the failure detector,
+ * which is exactly the lifecycle an engine registration needs; a Distributed Data map would need its own
+ * cleanup of entries whose owner died. The descriptor itself is not put in the registration (a
+ * registration carries only an ActorRef): each peer is asked for it once with {@link DescribeEngine}.
+ *
+ * <p>Talking to the local engine goes through its actor protocol ({@link IoEngineProtocol}) with {@code ask},
+ * never through the blocking {@link IoEngine} facade, so this actor's thread never waits for a handshake.
+ */
+public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command> {
+
+  /** The Receptionist key under which every engine of the cluster is announced. */
+  public static final ServiceKey<Command> SERVICE_KEY = ServiceKey.create(Command.class, "mori4j-engine");
+
+  /** Every message this actor accepts, local or remote. */
+  public interface Command {}
+
+  /**
+   * Asks an engine's cluster actor for its descriptor; sent between members, so it is serialized with CBOR.
+   */
+  public record DescribeEngine(ActorRef<EngineDescribed> replyTo) implements Command, CborSerializable {}
+
+  /**
+   * The answer to {@link DescribeEngine}: the descriptor in {@link EngineDesc#toBytes()} form, so that the
+   * receiving side validates it with {@link EngineDesc#fromBytes(byte[])} exactly like any other descriptor
+   * that arrives from outside the process.
+   */
+  public record EngineDescribed(byte[] descriptor) implements CborSerializable {}
+
+  /**
+   * Asks for the keys of the remote engines this actor has registered with its engine, for monitoring and
+   * tests; local only.
+   */
+  public record GetRegisteredEngines(ActorRef<Set<String>> replyTo) implements Command {}
+
+  private record ListingChanged(Receptionist.Listing listing) implements Command {}
+
+  private record Described(ActorRef<Command> peer, EngineDesc desc, String failure) implements Command {}
+
+  private record Registered(ActorRef<Command> peer, EngineDesc desc, String failure) implements Command {}
+
+  private record Retry(ActorRef<Command> peer) implements Command {}
+
+  private record Deregistered(String key, String failure) implements Command {}
+
+  /** Where a listed peer stands: its descriptor once known, and whether the local engine has registered it. */
+  private static final class Peer {
+    EngineDesc desc;
+    boolean registered;
+    boolean busy;
+  }
+
+  private final ActorRef<IoEngineProtocol.Command> engine;
+  private final EngineDesc self;
+  private final TimerScheduler<Command> timers;
+  private final Duration askTimeout;
+  private final Duration retryDelay;
+  private final Map<ActorRef<Command>, Peer> peers = new HashMap<>();
+
+  private ClusterEngine(ActorContext<Command> ctx, TimerScheduler<Command> timers, ActorRef<IoEngineProtocol.Command> engine,
+                        EngineDesc self) {
+    super(ctx);
+    this.engine = engine;
+    this.self = self;
+    this.timers = timers;
+    var conf = ctx.getSystem().settings().config().getConfig("mori4j.cluster");
+    this.askTimeout = conf.getDuration("ask-timeout");
+    this.retryDelay = conf.getDuration("retry-delay");
+    ctx.getSystem().receptionist().tell(Receptionist.register(SERVICE_KEY, ctx.getSelf()));
+    ActorRef<Receptionist.Listing> adapter = ctx.messageAdapter(Receptionist.Listing.class, ListingChanged::new);
+    ctx.getSystem().receptionist().tell(Receptionist.subscribe(SERVICE_KEY, adapter));
+  }
+
+  /**
+   * The behavior for an application that spawns the actor itself: {@code engine} is the engine's actor and
+   * {@code self} its descriptor (both from the {@link IoEngine} embedded in the same ActorSystem).
+   */
+  public static Behavior<Command> create(ActorRef<IoEngineProtocol.Command> engine, EngineDesc self) {
+    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new ClusterEngine(ctx, timers, engine, self)));
+  }
+
+  /**
+   * Starts the cluster actor for an engine embedded with {@code IoEngine.create(system, key, config)} in a
+   * system whose provider is {@code cluster}; it stops with that system. Fetches the descriptor on the
+   * caller's thread (a blocking facade call) before the actor exists.
+   */
+  public static ActorRef<Command> start(IoEngine engine) {
+    var system = engine.actorSystem();
+    String provider = system.settings().config().getString("pekko.actor.provider");
+    if (!"cluster".equals(provider) && !provider.endsWith("ClusterActorRefProvider"))
+      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS,
+          "engine '" + engine.key() + "' runs in ActorSystem '" + system.name() + "' with provider '" + provider
+              + "'; ClusterEngine needs pekko.actor.provider = cluster");
+    String name = "mori4j-cluster-" + java.net.URLEncoder.encode(engine.key(), java.nio.charset.StandardCharsets.UTF_8);
+    return system.systemActorOf(create(engine.actorRef(), engine.engineDesc()), name, org.apache.pekko.actor.typed.Props.empty());
+  }
+
+  @Override
+  public org.apache.pekko.actor.typed.javadsl.Receive<Command> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(DescribeEngine.class, m -> {
+          m.replyTo().tell(new EngineDescribed(self.toBytes()));
+          return this;
+        })
+        .onMessage(ListingChanged.class, this::onListing)
+        .onMessage(Described.class, this::onDescribed)
+        .onMessage(Registered.class, this::onRegistered)
+        .onMessage(Retry.class, m -> {
+          Peer p = peers.get(m.peer());
+          if (p != null && !p.registered && !p.busy) advance(m.peer(), p);
+          return this;
+        })
+        .onMessage(Deregistered.class, m -> {
+          if (m.failure() != null) getContext().getLog().warn("engine '{}': deregistering '{}' failed: {}", self.key(), m.key(), m.failure());
+          return this;
+        })
+        .onMessage(GetRegisteredEngines.class, m -> {
+          Set<String> keys = new TreeSet<>();
+          for (Peer p : peers.values()) if (p.registered) keys.add(p.desc.key());
+          m.replyTo().tell(Set.copyOf(keys));
+          return this;
+        })
+        .build();
+  }
+
+  private Behavior<Command> onListing(ListingChanged m) {
+    // only reachable instances: an unreachable member's engine is dropped at once, so transfers to it fail
+    // with a clear status instead of waiting for the TCP peer timeout; it is registered again if it comes back
+    Set<ActorRef<Command>> listed = m.listing().getServiceInstances(SERVICE_KEY);
+    for (ActorRef<Command> ref : listed) {
+      if (ref.equals(getContext().getSelf()) || peers.containsKey(ref)) continue;
+      Peer p = new Peer();
+      peers.put(ref, p);
+      advance(ref, p);
+    }
+    for (var it = peers.entrySet().iterator(); it.hasNext(); ) {
+      var e = it.next();
+      if (listed.contains(e.getKey())) continue;
+      it.remove();
+      timers.cancel(e.getKey());
+      Peer p = e.getValue();
+      // a registration still in flight is undone when its answer finds the peer gone (onRegistered)
+      if (p.registered) deregister(p.desc, "no longer listed as reachable");
+    }
+    return this;
+  }
+
+  /** Takes the peer's next step: learn its descriptor, then register it. */
+  private void advance(ActorRef<Command> ref, Peer p) {
+    p.busy = true;
+    if (p.desc == null) {
+      getContext().ask(EngineDescribed.class, ref, askTimeout, DescribeEngine::new, (r, err) -> {
+        if (err != null) return new Described(ref, null, err.toString());
+        try {
+          return new Described(ref, EngineDesc.fromBytes(r.descriptor()), null);
+        } catch (IllegalArgumentException bad) {
+          return new Described(ref, null, "malformed descriptor: " + bad.getMessage());
+        }
+      });
+    } else {
+      EngineDesc d = p.desc;
+      getContext().ask(castReply(), engine, askTimeout, r -> new IoEngineProtocol.RegisterRemoteEngine(d, r),
+          (r, err) -> new Registered(ref, d, err != null ? err.toString() : r.isError() ? r.getError().getMessage() : null));
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Class<StatusReply<Done>> castReply() {
+    return (Class<StatusReply<Done>>) (Class<?>) StatusReply.class;
+  }
+
+  private Behavior<Command> onDescribed(Described m) {
+    Peer p = peers.get(m.peer());
+    if (p == null) return this;
+    p.busy = false;
+    if (m.failure() != null) return retryLater(m.peer(), "cannot get the descriptor of " + m.peer().path() + ": " + m.failure());
+    p.desc = m.desc();
+    advance(m.peer(), p);
+    return this;
+  }
+
+  private Behavior<Command> onRegistered(Registered m) {
+    Peer p = peers.get(m.peer());
+    if (m.failure() != null) {
+      if (p == null) return this;
+      p.busy = false;
+      return retryLater(m.peer(), "cannot register engine '" + m.desc().key() + "': " + m.failure());
+    }
+    if (p == null) {
+      // the peer disappeared while its handshake ran: undo the registration
+      deregister(m.desc(), "left while it was being registered");
+      return this;
+    }
+    p.busy = false;
+    p.registered = true;
+    getContext().getLog().info("engine '{}' registered engine '{}' ({}:{})", self.key(), m.desc().key(), m.desc().host(), m.desc().port());
+    return this;
+  }
+
+  private Behavior<Command> retryLater(ActorRef<Command> peer, String why) {
+    getContext().getLog().warn("engine '{}': {}; retrying in {}", self.key(), why, retryDelay);
+    timers.startSingleTimer(peer, new Retry(peer), retryDelay);
+    return this;
+  }
+
+  private void deregister(EngineDesc desc, String why) {
+    getContext().getLog().info("engine '{}' deregisters engine '{}': {}", self.key(), desc.key(), why);
+    getContext().ask(castReply(), engine, askTimeout, r -> new IoEngineProtocol.DeregisterRemoteEngine(desc, r),
+        (r, err) -> new Deregistered(desc.key(), err != null ? err.toString() : r.isError() ? r.getError().getMessage() : null));
+  }
+}
