@@ -169,6 +169,17 @@ public final class IoEngine implements AutoCloseable {
     this.<Done>askStatus(r -> new IoEngineProtocol.DeregisterRemoteEngine(remote, r));
   }
 
+  /**
+   * Declares engine {@code remoteEngineKey} lost: it is dropped, what is in flight to it and its sessions fail
+   * with {@code ERR_PEER_LOST}, and until it is registered again every transfer, batch and
+   * {@code createSession} to it fails at once with {@code ERR_PEER_LOST} and a message naming it and
+   * {@code reason}. The cluster module calls it when a member becomes unreachable or leaves
+   * ({@link IoEngineProtocol.MarkPeerLost}).
+   */
+  public void markPeerLost(String remoteEngineKey, String reason) {
+    this.<Done>askStatus(r -> new IoEngineProtocol.MarkPeerLost(remoteEngineKey, reason, r));
+  }
+
   /** Registers host memory; the segment must be native (off-heap) and stay alive while registered. */
   public MemoryDesc registerMemory(MemorySegment hostMemory) {
     return askStatus(r -> new IoEngineProtocol.RegisterMemory(hostMemory, MemoryLocationType.CPU, -1, r));
@@ -255,7 +266,12 @@ public final class IoEngine implements AutoCloseable {
     if (!local.engineKey().equals(key) || l == null || l.desc().accessKey() != local.accessKey())
       throw new IoEngineException(StatusCode.ERR_NOT_FOUND, "local memory id " + local.id() + " of engine '" + local.engineKey() + "' is not registered with this engine");
     Routes.Peer p = r.peers().get(remote.engineKey());
-    if (p == null) throw new IoEngineException(StatusCode.ERR_NOT_FOUND, "remote engine '" + remote.engineKey() + "' is not registered");
+    if (p == null) {
+      String lost = r.lost().get(remote.engineKey());
+      if (lost != null) throw new IoEngineException(StatusCode.ERR_PEER_LOST, "remote engine '" + remote.engineKey() + "' was lost: " + lost
+          + " (it is not registered until it is registered again)");
+      throw new IoEngineException(StatusCode.ERR_NOT_FOUND, "remote engine '" + remote.engineKey() + "' is not registered");
+    }
     for (Routes.Backend b : r.backends()) {
       Object handle = p.handles().get(b.type());
       if (handle == null || !b.backend().canServe(l.region(), remote.location() == MemoryLocationType.GPU)) continue;

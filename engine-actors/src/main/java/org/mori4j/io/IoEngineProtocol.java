@@ -30,7 +30,7 @@ public final class IoEngineProtocol {
 
   /** Every command an engine actor accepts. */
   public sealed interface Command permits CreateBackend, RemoveBackend, RegisterRemoteEngine, DeregisterRemoteEngine,
-      RegisterMemory, DeregisterMemory, Read, Write, BatchRead, BatchWrite, PopInboundTransferStatus, GetEngineDesc,
+      MarkPeerLost, RegisterMemory, DeregisterMemory, Read, Write, BatchRead, BatchWrite, PopInboundTransferStatus, GetEngineDesc,
       PublishMemory, LookupMemory, AllocateTransferUid, Internal {}
 
   /**
@@ -47,6 +47,17 @@ public final class IoEngineProtocol {
   public record RegisterRemoteEngine(EngineDesc desc, ActorRef<StatusReply<Done>> replyTo) implements Command {}
 
   public record DeregisterRemoteEngine(EngineDesc desc, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  /**
+   * Declares the engine {@code engineKey} lost (its node crashed, was cut off or left the cluster): the
+   * engine drops it like a deregistration, but fails what is in flight to it and its sessions with
+   * {@link StatusCode#ERR_PEER_LOST}, and remembers the key, so that later transfers, batches and
+   * {@code createSession} to it fail at once with {@code ERR_PEER_LOST} and a message naming the engine and
+   * {@code reason}, until the key is registered again. The key need not be registered (a loss may be noticed
+   * before a registration finished). The engine remembers the most recently lost keys only
+   * ({@code mori4j.engine.lost-peers-remembered}); an older one reads as unregistered ({@code ERR_NOT_FOUND}).
+   */
+  public record MarkPeerLost(String engineKey, String reason, ActorRef<StatusReply<Done>> replyTo) implements Command {}
 
   /** Registers host memory given as a native segment. */
   public record RegisterMemory(MemorySegment memory, MemoryLocationType location, int deviceId,

@@ -9,9 +9,9 @@ import org.mori4j.transport.TransferOp;
 /**
  * A pre-resolved route between one local and one remote memory region, for repeated transfers with the
  * least overhead: the descriptors, backend and peer are looked up once, so a transfer is a bounds check, one
- * status object and a lock-free hand-off to the backend's I/O thread. A session stops working (its
- * transfers fail with {@code ERR_BAD_STATE}) when its memory is deregistered, its peer is lost or
- * deregistered, or the engine closes; {@link #alive()} tells.
+ * status object and a lock-free hand-off to the backend's I/O thread. A session stops working when its peer is
+ * lost (its transfers fail with {@code ERR_PEER_LOST}), or when its memory or peer is deregistered or the engine
+ * closes (they fail with {@code ERR_BAD_STATE}); {@link #alive()} tells.
  */
 public final class IoEngineSession implements SessionActor.Handle {
   private final TransferPath path;
@@ -21,6 +21,7 @@ public final class IoEngineSession implements SessionActor.Handle {
   private final Object peer;
   private final long spinNanos;
   private volatile String deadReason;
+  private volatile StatusCode deadCode = StatusCode.ERR_BAD_STATE;
 
   IoEngineSession(TransferPath path, Routes.Local local, MemoryDesc remote, Routes.Backend backend, Object peer) {
     this.path = path;
@@ -70,7 +71,9 @@ public final class IoEngineSession implements SessionActor.Handle {
   }
 
   @Override
-  public void invalidate(String reason) {
+  public synchronized void invalidate(StatusCode code, String reason) {
+    if (deadReason != null) return; // the first reason is the one that explains the others
+    deadCode = code; // written before the reason, which readers check first
     deadReason = reason;
   }
 
@@ -100,7 +103,7 @@ public final class IoEngineSession implements SessionActor.Handle {
 
   private TransferStatus refuse() {
     String dead = deadReason;
-    if (dead != null) return TransferStatusImpl.failed(StatusCode.ERR_BAD_STATE, "session is no longer usable: " + dead);
+    if (dead != null) return TransferStatusImpl.failed(deadCode, "session is no longer usable: " + dead);
     if (!local.region().live())
       return TransferStatusImpl.failed(StatusCode.ERR_BAD_STATE, "session is no longer usable: its local memory was deregistered");
     return null;

@@ -41,7 +41,8 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
   public record AcceptHandshake(String fromKey, byte[] request, ActorRef<EngineMessages.HandshakeReply> replyTo)
       implements Command {}
 
-  public record Disconnect(String peerKey, String reason) implements Command {}
+  /** Drops the peer; what is in flight to it fails with {@code error}. */
+  public record Disconnect(String peerKey, org.mori4j.transport.TransportError error, String reason) implements Command {}
 
   public record Stop(ActorRef<Done> replyTo) implements Command {}
 
@@ -79,7 +80,7 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
         .onMessage(HandshakeDone.class, this::handshakeDone)
         .onMessage(AcceptHandshake.class, this::acceptHandshake)
         .onMessage(Disconnect.class, m -> {
-          backend.disconnect(m.peerKey(), org.mori4j.transport.TransportError.BAD_STATE, m.reason());
+          backend.disconnect(m.peerKey(), m.error(), m.reason());
           return this;
         })
         .onMessage(Stop.class, m -> {

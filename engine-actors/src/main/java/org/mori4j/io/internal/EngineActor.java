@@ -36,6 +36,7 @@ import org.mori4j.natives.verbs.RdmaDevices;
 import org.mori4j.transport.InboundNotifications;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.TransferOp;
+import org.mori4j.transport.TransportError;
 import org.mori4j.transport.tcp.TcpBackend;
 import org.mori4j.transport.tcp.TcpSettings;
 
@@ -59,6 +60,8 @@ public final class EngineActor extends AbstractBehavior<Command> {
   private final Map<String, Routes.Peer> peers = new HashMap<>();
   private final Map<String, MemoryDesc> published = new HashMap<>();
   private final Map<ActorRef<SessionActor.Command>, EngineMessages.OpenSession> sessions = new HashMap<>();
+  /** Engines declared lost (key to reason), oldest first, until registered again; bounded (see EngineSettings). */
+  private final java.util.LinkedHashMap<String, String> lost;
   private long nextMemoryId = 1;
   private boolean closed;
   /** The engine's GPU runtime (selected on first need) and the staging its TCP backend uses for GPU memory. */
@@ -75,6 +78,13 @@ public final class EngineActor extends AbstractBehavior<Command> {
     this.path = path;
     this.bindHost = bindHost;
     this.gpu = new GpuStaging(settings.gpuRuntime());
+    int remembered = settings.lostPeersRemembered();
+    this.lost = new java.util.LinkedHashMap<>() {
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+        return size() > remembered;
+      }
+    };
   }
 
   @Override
@@ -90,6 +100,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
         .onMessage(RegisterRemoteEngine.class, this::registerRemote)
         .onMessage(EngineMessages.RemoteConnected.class, this::remoteConnected)
         .onMessage(DeregisterRemoteEngine.class, this::deregisterRemote)
+        .onMessage(MarkPeerLost.class, this::markPeerLost)
         .onMessage(RegisterMemory.class, this::registerMemory)
         .onMessage(EngineMessages.MemoryRegistered.class, this::memoryRegistered)
         .onMessage(GpuMemoryChecked.class, this::gpuMemoryChecked)
@@ -143,7 +154,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
   }
 
   private void publish() {
-    path.routes = new Routes(Map.copyOf(locals), Map.copyOf(peers), List.copyOf(backends.values()), closed);
+    path.routes = new Routes(Map.copyOf(locals), Map.copyOf(peers), List.copyOf(backends.values()), closed, Map.copyOf(lost));
   }
 
   private static <T> Behavior<Command> fail(ActorRef<StatusReply<T>> replyTo, StatusCode code, String message, AbstractBehavior<Command> self) {
@@ -217,7 +228,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
       return new Routes.Peer(p.desc(), Map.copyOf(h));
     });
     publish();
-    invalidateSessions(s -> true, "the " + m.type() + " backend was removed");
+    invalidateSessions(s -> true, StatusCode.ERR_BAD_STATE, "the " + m.type() + " backend was removed");
     CompletionStage<Done> stopped = AskPattern.ask(b.actor(), BackendActor.Stop::new, settings.askTimeout(), getContext().getSystem().scheduler());
     getContext().pipeToSelf(stopped, (ok, err) -> new EngineMessages.BackendRemoved(m.type(), m.replyTo()));
     return this;
@@ -272,11 +283,13 @@ public final class EngineActor extends AbstractBehavior<Command> {
     if (m.failure() != null) {
       for (BackendType t : m.handles().keySet()) {
         Routes.Backend b = backends.get(t);
-        if (b != null) b.actor().tell(new BackendActor.Disconnect(m.desc().key(), "registration failed"));
+        if (b != null) b.actor().tell(new BackendActor.Disconnect(m.desc().key(), TransportError.BAD_STATE, "registration failed"));
       }
       return fail(m.replyTo(), StatusCode.ERR_TRANSPORT, "cannot reach engine '" + m.desc().key() + "': " + m.failure(), this);
     }
     peers.put(m.desc().key(), new Routes.Peer(m.desc(), Map.copyOf(m.handles())));
+    // a registration that succeeds ends a loss: the engine (a restart, or a member that became reachable again) is back
+    lost.remove(m.desc().key());
     publish();
     m.replyTo().tell(StatusReply.success(Done.getInstance()));
     return this;
@@ -287,8 +300,31 @@ public final class EngineActor extends AbstractBehavior<Command> {
     if (key == null || peers.remove(key) == null)
       return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "engine '" + key + "' is not registered with engine '" + id.key() + "'", this);
     publish();
-    for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Disconnect(key, "engine '" + key + "' was deregistered"));
-    invalidateSessions(s -> s.peerKey().equals(key), "engine '" + key + "' was deregistered");
+    invalidateSessions(s -> s.peerKey().equals(key), StatusCode.ERR_BAD_STATE, "engine '" + key + "' was deregistered");
+    for (Routes.Backend b : backends.values())
+      b.actor().tell(new BackendActor.Disconnect(key, TransportError.BAD_STATE, "engine '" + key + "' was deregistered"));
+    m.replyTo().tell(StatusReply.success(Done.getInstance()));
+    return this;
+  }
+
+  /**
+   * Drops a peer like a deregistration, but as a failure: its transfers in flight and its sessions end with
+   * ERR_PEER_LOST, and the key is remembered so that new transfers to it say why they fail.
+   */
+  private Behavior<Command> markPeerLost(MarkPeerLost m) {
+    if (closed) return fail(m.replyTo(), StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' is closed", this);
+    String key = m.engineKey();
+    if (key == null || key.isEmpty()) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "engineKey must not be null or empty: '" + key + "'", this);
+    if (key.equals(id.key())) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "an engine cannot declare itself lost (key '" + key + "')", this);
+    String reason = m.reason() == null || m.reason().isBlank() ? "no reason given" : m.reason();
+    boolean wasRegistered = peers.remove(key) != null;
+    lost.remove(key); // the newest loss goes to the young end of the bounded map
+    lost.put(key, reason);
+    publish();
+    getContext().getLog().warn("engine '{}' declares engine '{}' lost{}: {}", id.key(), key, wasRegistered ? "" : " (it was not registered)", reason);
+    String message = "engine '" + key + "' was lost: " + reason;
+    invalidateSessions(s -> s.peerKey().equals(key), StatusCode.ERR_PEER_LOST, message);
+    for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Disconnect(key, TransportError.PEER_LOST, message));
     m.replyTo().tell(StatusReply.success(Done.getInstance()));
     return this;
   }
@@ -395,7 +431,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
     published.values().removeIf(p -> p.id() == d.id());
     publish();
     for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Deregister(l.region()));
-    invalidateSessions(s -> s.localId() == d.id(), "memory id " + d.id() + " was deregistered");
+    invalidateSessions(s -> s.localId() == d.id(), StatusCode.ERR_BAD_STATE, "memory id " + d.id() + " was deregistered");
     m.replyTo().tell(StatusReply.success(Done.getInstance()));
     return this;
   }
@@ -423,13 +459,13 @@ public final class EngineActor extends AbstractBehavior<Command> {
 
   private Behavior<Command> peerLost(EngineMessages.PeerLost m) {
     if (!closed) getContext().getLog().warn("engine '{}': {} path to engine '{}' lost: {}", id.key(), m.type(), m.peerKey(), m.reason());
-    invalidateSessions(s -> s.peerKey().equals(m.peerKey()), "engine '" + m.peerKey() + "' lost: " + m.reason());
+    invalidateSessions(s -> s.peerKey().equals(m.peerKey()), StatusCode.ERR_PEER_LOST, "engine '" + m.peerKey() + "' lost: " + m.reason());
     return this;
   }
 
   private Behavior<Command> openSession(EngineMessages.OpenSession m) {
     if (closed) {
-      m.session().invalidate("engine '" + id.key() + "' is closed");
+      m.session().invalidate(StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' is closed");
     } else {
       ActorRef<SessionActor.Command> s = getContext().spawnAnonymous(SessionActor.create(m.session()));
       getContext().watchWith(s, new EngineMessages.SessionEnded(s));
@@ -439,9 +475,13 @@ public final class EngineActor extends AbstractBehavior<Command> {
     return this;
   }
 
-  private void invalidateSessions(java.util.function.Predicate<EngineMessages.OpenSession> which, String reason) {
+  private void invalidateSessions(java.util.function.Predicate<EngineMessages.OpenSession> which, StatusCode code, String reason) {
+    // the handle is marked here, before the backend is told to disconnect, so that a session transfer never
+    // reaches a half-dropped peer; the first reason stays (a deregistration is not turned into a loss later)
     sessions.forEach((ref, s) -> {
-      if (which.test(s)) ref.tell(new SessionActor.Invalidate(reason));
+      if (!which.test(s)) return;
+      s.session().invalidate(code, reason);
+      ref.tell(new SessionActor.Invalidate(code, reason));
     });
   }
 
@@ -452,7 +492,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
     }
     closed = true;
     publish();
-    sessions.forEach((ref, s) -> s.session().invalidate("engine '" + id.key() + "' is closed"));
+    sessions.forEach((ref, s) -> s.session().invalidate(StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' is closed"));
     List<CompletableFuture<Done>> stops = new ArrayList<>();
     Duration t = settings.askTimeout();
     for (Routes.Backend b : backends.values())

@@ -21,11 +21,12 @@ import org.mori4j.io.TcpBackendConfig;
  * @param tcpMaxBatchEntries most blocks in one TCP request
  * @param tcpGpuStagingChunk bytes of each pinned staging buffer for GPU memory over TCP
  * @param gpuRuntime       GPU runtime mode: auto, cuda or hip
+ * @param lostPeersRemembered how many engine keys declared lost the engine remembers (most recent first)
  */
 public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, long awaitSpinNanos, String systemName,
                              long pollerSpinNanos, long pollerYieldNanos, long pollerParkNanos, long pollerMaxRunNanos,
                              TcpBackendConfig tcpDefaults, int tcpPort, int tcpMaxBatchEntries, int tcpGpuStagingChunk,
-                             String gpuRuntime) {
+                             String gpuRuntime, int lostPeersRemembered) {
 
   public static EngineSettings load() {
     return from(ConfigFactory.load());
@@ -42,7 +43,12 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
         c.getDuration("poller.spin").toNanos(), c.getDuration("poller.yield").toNanos(),
         c.getDuration("poller.park-max").toNanos(), c.getDuration("poller.max-run").toNanos(), tcpDefaults,
         tcp.getInt("port"), tcp.getInt("max-batch-entries"), stagingChunk(tcp.getBytes("gpu-staging-chunk")),
-        c.getString("gpu.runtime"));
+        c.getString("gpu.runtime"), positive("engine.lost-peers-remembered", c.getInt("engine.lost-peers-remembered")));
+  }
+
+  private static int positive(String name, int value) {
+    if (value <= 0) throw new IllegalArgumentException("mori4j." + name + " must be positive: " + value);
+    return value;
   }
 
   private static int stagingChunk(long bytes) {

@@ -11,11 +11,13 @@ import org.mori4j.transport.TransferBackend;
 
 /**
  * An immutable snapshot of what the engine actor owns and the data path needs: local registrations,
- * registered remote engines with their per-backend peer handles, and the backends in preference order.
+ * registered remote engines with their per-backend peer handles, the backends in preference order, and the
+ * engines declared lost (key to the message their transfers fail with) until they are registered again.
  * The engine actor publishes a new snapshot after every change; callers of the transfer methods read the
  * current one without locks, so the data path never waits for the actor.
  */
-public record Routes(Map<Long, Local> locals, Map<String, Peer> peers, List<Backend> backends, boolean closed) {
+public record Routes(Map<Long, Local> locals, Map<String, Peer> peers, List<Backend> backends, boolean closed,
+                     Map<String, String> lost) {
   /** A local registration. */
   public record Local(LocalRegion region, MemoryDesc desc) {}
 
@@ -25,5 +27,5 @@ public record Routes(Map<Long, Local> locals, Map<String, Peer> peers, List<Back
   /** A running backend and its actor. */
   public record Backend(BackendType type, TransferBackend backend, ActorRef<BackendActor.Command> actor) {}
 
-  public static final Routes EMPTY = new Routes(Map.of(), Map.of(), List.of(), false);
+  public static final Routes EMPTY = new Routes(Map.of(), Map.of(), List.of(), false, Map.of());
 }

@@ -2,6 +2,7 @@ package org.mori4j.io.internal;
 
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.mori4j.io.StatusCode;
 
 /**
  * One actor per session: the session's pre-resolved route stays valid until the engine tells this actor
@@ -13,17 +14,21 @@ public final class SessionActor {
 
   /** What the actor controls in the session object. */
   public interface Handle {
-    void invalidate(String reason);
+    /** From now on the session's transfers fail with {@code code} and {@code reason}. */
+    void invalidate(StatusCode code, String reason);
   }
 
   public sealed interface Command permits Invalidate {}
 
-  /** The route is gone; transfers on the session fail from now on with {@code reason}. */
-  public record Invalidate(String reason) implements Command {}
+  /**
+   * The route is gone; transfers on the session fail from now on with {@code code} ({@code ERR_PEER_LOST} when
+   * the peer was lost, {@code ERR_BAD_STATE} otherwise) and {@code reason}.
+   */
+  public record Invalidate(StatusCode code, String reason) implements Command {}
 
   public static Behavior<Command> create(Handle session) {
     return Behaviors.receive(Command.class).onMessage(Invalidate.class, m -> {
-      session.invalidate(m.reason());
+      session.invalidate(m.code(), m.reason());
       return Behaviors.stopped();
     }).build();
   }

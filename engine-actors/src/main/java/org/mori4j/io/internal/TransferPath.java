@@ -122,7 +122,10 @@ public final class TransferPath {
     return out;
   }
 
-  /** Null when the descriptors name a registered local region and a registered remote engine. */
+  /**
+   * Null when the descriptors name a registered local region and a registered remote engine; otherwise the
+   * message, prefixed with '!' for ERR_NOT_FOUND and '~' for ERR_PEER_LOST (an engine declared lost).
+   */
   String check(Routes r, MemoryDesc local, String ln, MemoryDesc remote, String rn) {
     if (r.closed()) return "closed";
     if (local == null) return ln + " must not be null";
@@ -134,14 +137,19 @@ public final class TransferPath {
       return "!" + ln + " (memory id " + local.id() + ") is not registered with this engine (or was deregistered)";
     if (l.desc().size() != local.size() || l.desc().address() != local.address())
       return ln + " does not match its registration (size " + local.size() + " vs " + l.desc().size() + ")";
-    if (r.peers().get(remote.engineKey()) == null)
+    if (r.peers().get(remote.engineKey()) == null) {
+      String lost = r.lost().get(remote.engineKey());
+      if (lost != null) return "~" + rn + " belongs to engine '" + remote.engineKey() + "', which was lost: " + lost
+          + " (transfers to it fail until it is registered again)";
       return "!" + rn + " belongs to engine '" + remote.engineKey() + "', which is not registered with this engine";
+    }
     return null;
   }
 
   private TransferStatusImpl failed(Routes r, String err) {
     if (err.equals("closed")) return TransferStatusImpl.failed(StatusCode.ERR_BAD_STATE, "engine '" + engineKey + "' is closed");
     if (err.startsWith("!")) return TransferStatusImpl.failed(StatusCode.ERR_NOT_FOUND, err.substring(1));
+    if (err.startsWith("~")) return TransferStatusImpl.failed(StatusCode.ERR_PEER_LOST, err.substring(1));
     return invalid(err);
   }
 
