@@ -1,11 +1,13 @@
 package org.mori4j.cluster;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.pekko.Done;
+import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -24,10 +26,20 @@ import org.mori4j.io.StatusCode;
 /**
  * Makes an engine embedded in a clustered ActorSystem a member of the cluster's transfer mesh: the actor
  * announces the engine under {@link #SERVICE_KEY} with the Receptionist, asks every other announced engine
- * for its {@link EngineDesc} and registers it with its own engine, and deregisters an engine as soon as
- * the Receptionist stops listing it as reachable (its member left, was removed, or the failure detector
- * marked it unreachable). Start it with {@link #start(IoEngine)} after the engine's backends exist, since an
- * engine connects only the backends it has when it registers a peer.
+ * for its {@link EngineDesc} and registers it with its own engine, and declares an engine lost
+ * ({@link IoEngineProtocol.MarkPeerLost}) as soon as the Receptionist stops listing it as reachable (its
+ * member left, was removed, or the failure detector marked it unreachable): from then on every transfer to
+ * it, in flight or new, ends in {@code ERR_PEER_LOST} with a message naming the member and why, until it is
+ * registered again (it becomes reachable again, or a restarted node with the same engine key joins). Start it
+ * with {@link #start(IoEngine)} after the engine's backends exist, since an engine connects only the backends
+ * it has when it registers a peer.
+ *
+ * <p>The node's own end: {@link #start(IoEngine)} also adds a {@link CoordinatedShutdown} task (phase
+ * {@code service-stop}) that closes the engine, so that when this member is downed (by the Split Brain
+ * Resolver on the minority side of a partition, for instance; {@code pekko.cluster.run-coordinated-shutdown-when-down}
+ * is on by default), leaves, or its ActorSystem terminates, every transfer still in flight ends with a clear
+ * status and the engine's sockets and threads are released before the system stops. An application that
+ * turns coordinated shutdown off for downing must close the engine itself.
  *
  * <p>Why the Receptionist and not Distributed Data: the Receptionist already ties a registration to the
  * lifetime of the registering actor and its member, and its reachable listing follows the failure detector,
@@ -72,7 +84,7 @@ public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command>
 
   private record Retry(ActorRef<Command> peer) implements Command {}
 
-  private record Deregistered(String key, String failure) implements Command {}
+  private record MarkedLost(String key, String failure) implements Command {}
 
   /** Where a listed peer stands: its descriptor once known, and whether the local engine has registered it. */
   private static final class Peer {
@@ -123,7 +135,29 @@ public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command>
           "engine '" + engine.key() + "' runs in ActorSystem '" + system.name() + "' with provider '" + provider
               + "'; ClusterEngine needs pekko.actor.provider = cluster");
     String name = "mori4j-cluster-" + java.net.URLEncoder.encode(engine.key(), java.nio.charset.StandardCharsets.UTF_8);
-    return system.systemActorOf(create(engine.actorRef(), engine.engineDesc()), name, org.apache.pekko.actor.typed.Props.empty());
+    ActorRef<Command> ref = system.systemActorOf(create(engine.actorRef(), engine.engineDesc()), name, org.apache.pekko.actor.typed.Props.empty());
+    closeOnShutdown(engine);
+    return ref;
+  }
+
+  /**
+   * Closes the engine in the {@code service-stop} phase of the system's coordinated shutdown, which runs when
+   * this member is downed or leaves and when the system terminates: in-flight transfers end (closed engine)
+   * and the backends release their sockets and threads while the system can still answer the engine actor.
+   */
+  private static void closeOnShutdown(IoEngine engine) {
+    var system = engine.actorSystem();
+    CoordinatedShutdown cs = CoordinatedShutdown.get(system);
+    cs.addTask(CoordinatedShutdown.PhaseServiceStop(), "mori4j-close-engine", () -> CompletableFuture.runAsync(() -> {
+      String why = cs.getShutdownReason().map(Object::toString).orElse("unknown");
+      system.log().info("engine '{}' closes: coordinated shutdown of {} ({})", engine.key(), system.address(), why);
+      engine.close();
+    }, r -> {
+      // IoEngine.close() blocks until the engine actor has stopped its backends: not on a dispatcher thread
+      Thread t = new Thread(r, "mori4j-close-" + engine.key());
+      t.setDaemon(true);
+      t.start();
+    }).thenApply(v -> Done.getInstance()));
   }
 
   @Override
@@ -141,8 +175,8 @@ public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command>
           if (p != null && !p.registered && !p.busy) advance(m.peer(), p);
           return this;
         })
-        .onMessage(Deregistered.class, m -> {
-          if (m.failure() != null) getContext().getLog().warn("engine '{}': deregistering '{}' failed: {}", self.key(), m.key(), m.failure());
+        .onMessage(MarkedLost.class, m -> {
+          if (m.failure() != null) getContext().getLog().warn("engine '{}': declaring '{}' lost failed: {}", self.key(), m.key(), m.failure());
           return this;
         })
         .onMessage(GetRegisteredEngines.class, m -> {
@@ -155,9 +189,10 @@ public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command>
   }
 
   private Behavior<Command> onListing(ListingChanged m) {
-    // only reachable instances: an unreachable member's engine is dropped at once, so transfers to it fail
-    // with a clear status instead of waiting for the TCP peer timeout; it is registered again if it comes back
+    // only reachable instances: an unreachable member's engine is declared lost at once, so transfers to it
+    // fail with ERR_PEER_LOST instead of waiting for the TCP peer timeout; it is registered again if it comes back
     Set<ActorRef<Command>> listed = m.listing().getServiceInstances(SERVICE_KEY);
+    Set<ActorRef<Command>> all = m.listing().getAllServiceInstances(SERVICE_KEY);
     for (ActorRef<Command> ref : listed) {
       if (ref.equals(getContext().getSelf()) || peers.containsKey(ref)) continue;
       Peer p = new Peer();
@@ -170,10 +205,21 @@ public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command>
       it.remove();
       timers.cancel(e.getKey());
       Peer p = e.getValue();
-      // a registration still in flight is undone when its answer finds the peer gone (onRegistered)
-      if (p.registered) deregister(p.desc, "no longer listed as reachable");
+      // a registration still in flight is declared lost again when its answer finds the peer gone (onRegistered);
+      // a peer whose descriptor never came has no key the engine could know
+      if (p.desc != null) markLost(p.desc, whyGone(e.getKey(), all));
     }
     return this;
+  }
+
+  /** Why a peer left the reachable listing, in words that name its member. */
+  private String whyGone(ActorRef<Command> peer, Set<ActorRef<Command>> stillListed) {
+    var address = peer.path().address();
+    if (stillListed.contains(peer)) return "member " + address + " unreachable";
+    for (var member : org.apache.pekko.cluster.typed.Cluster.get(getContext().getSystem()).state().getMembers()) {
+      if (member.address().equals(address)) return "member " + address + " is " + member.status() + " (left the cluster or was downed)";
+    }
+    return "member " + address + " was removed from the cluster";
   }
 
   /** Takes the peer's next step: learn its descriptor, then register it. */
@@ -218,8 +264,8 @@ public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command>
       return retryLater(m.peer(), "cannot register engine '" + m.desc().key() + "': " + m.failure());
     }
     if (p == null) {
-      // the peer disappeared while its handshake ran: undo the registration
-      deregister(m.desc(), "left while it was being registered");
+      // the peer disappeared while its handshake ran, and the registration cleared its loss: declare it again
+      markLost(m.desc(), "member " + m.peer().path().address() + " dropped out of the cluster while it was being registered");
       return this;
     }
     p.busy = false;
@@ -234,9 +280,9 @@ public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command>
     return this;
   }
 
-  private void deregister(EngineDesc desc, String why) {
-    getContext().getLog().info("engine '{}' deregisters engine '{}': {}", self.key(), desc.key(), why);
-    getContext().ask(castReply(), engine, askTimeout, r -> new IoEngineProtocol.DeregisterRemoteEngine(desc, r),
-        (r, err) -> new Deregistered(desc.key(), err != null ? err.toString() : r.isError() ? r.getError().getMessage() : null));
+  private void markLost(EngineDesc desc, String why) {
+    getContext().getLog().info("engine '{}' declares engine '{}' lost: {}", self.key(), desc.key(), why);
+    getContext().ask(castReply(), engine, askTimeout, r -> new IoEngineProtocol.MarkPeerLost(desc.key(), why, r),
+        (r, err) -> new MarkedLost(desc.key(), err != null ? err.toString() : r.isError() ? r.getError().getMessage() : null));
   }
 }
