@@ -1,0 +1,494 @@
+package org.mori4j.cluster;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+import org.apache.pekko.cluster.ClusterEvent;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.MemberStatus;
+import org.apache.pekko.cluster.UniqueAddress;
+import org.apache.pekko.cluster.ddata.LWWMap;
+import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
+import org.apache.pekko.cluster.ddata.typed.javadsl.DistributedData;
+import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
+import org.apache.pekko.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.pattern.StatusReply;
+import org.mori4j.cluster.DescriptorDirectory.Command;
+import org.mori4j.cluster.DirectoryEntry.Checked;
+import org.mori4j.io.IoEngineException;
+import org.mori4j.io.IoEngineProtocol;
+import org.mori4j.io.MemoryDesc;
+import org.mori4j.io.StatusCode;
+
+/**
+ * The actor behind a {@link DescriptorDirectory}. It keeps this member's checked view of the replicated map
+ * (only entries that parse and whose owner is not known to be gone), answers lookups from it or from a
+ * majority read, tells subscribers what changed between two views, and removes the entries of owners that
+ * left. Writes go through {@link DirectoryWrites}' modify functions, which run inside the Replicator against
+ * its current value, so the duplicate and ownership checks see the latest local state rather than this
+ * actor's possibly older view.
+ */
+final class DirectoryActor extends AbstractBehavior<Command> {
+
+  private record EngineChecked(DescriptorDirectory.Publish request, Throwable failure) implements Command {}
+
+  private record Written(String what, ActorRef<StatusReply<Done>> replyTo, Replicator.UpdateResponse<LWWMap<String, DirectoryEntry>> response)
+      implements Command {}
+
+  private record DataChanged(Replicator.SubscribeResponse<LWWMap<String, DirectoryEntry>> response) implements Command {}
+
+  private record LookupRead(long id, Replicator.GetResponse<LWWMap<String, DirectoryEntry>> response) implements Command {}
+
+  private record LookupExpired(long id) implements Command {}
+
+  private record MembershipChanged(ClusterEvent.MemberEvent event) implements Command {}
+
+  private record SweepTick() implements Command {}
+
+  private record Swept(Replicator.UpdateResponse<LWWMap<String, DirectoryEntry>> response) implements Command {}
+
+  private record SubscriberGone(ActorRef<DirectoryEvent> subscriber) implements Command {}
+
+  private record EngineStopped() implements Command {}
+
+  private record Closed(Replicator.UpdateResponse<LWWMap<String, DirectoryEntry>> response) implements Command {}
+
+  private record Pending(String name, ActorRef<StatusReply<MemoryDesc>> replyTo, Duration timeout) {}
+
+  private final ActorRef<IoEngineProtocol.Command> engine;
+  private final String engineKey;
+  private final DirectorySettings settings;
+  private final TimerScheduler<Command> timers;
+  private final ReplicatorMessageAdapter<Command, LWWMap<String, DirectoryEntry>> replicator;
+  private final SelfUniqueAddress self;
+  private final Cluster cluster;
+
+  /** The last value the Replicator reported, null until the first one. */
+  private LWWMap<String, DirectoryEntry> data;
+  private TreeMap<String, Checked> view = new TreeMap<>();
+  private Map<String, String> malformed = Map.of();
+  /** Owners seen exiting, downed or removed; their entries leave the view at once and are swept. */
+  private final Set<UniqueAddress> gone = new HashSet<>();
+  /** name + owner of entries whose owner is not a member, with when that was first seen (System.nanoTime). */
+  private final Map<String, Long> orphanSince = new HashMap<>();
+  private boolean sweeping;
+  private boolean closing;
+  private long lookupSeq;
+  private final Map<Long, Pending> pending = new HashMap<>();
+  private final Map<ActorRef<DirectoryEvent>, Set<String>> subscribers = new HashMap<>();
+
+  private DirectoryActor(ActorContext<Command> ctx, TimerScheduler<Command> timers,
+                         ReplicatorMessageAdapter<Command, LWWMap<String, DirectoryEntry>> replicator,
+                         ActorRef<IoEngineProtocol.Command> engine, String engineKey, DirectorySettings settings) {
+    super(ctx);
+    this.engine = engine;
+    this.engineKey = engineKey;
+    this.settings = settings;
+    this.timers = timers;
+    this.replicator = replicator;
+    this.self = DistributedData.get(ctx.getSystem()).selfUniqueAddress();
+    this.cluster = Cluster.get(ctx.getSystem());
+    ctx.setLoggerName(DirectoryActor.class);
+    replicator.subscribe(DescriptorDirectory.KEY, DataChanged::new);
+    ActorRef<ClusterEvent.MemberEvent> members = ctx.messageAdapter(ClusterEvent.MemberEvent.class, MembershipChanged::new);
+    cluster.subscriptions().tell(org.apache.pekko.cluster.typed.Subscribe.create(members, ClusterEvent.MemberEvent.class));
+    ctx.watchWith(engine, new EngineStopped());
+  }
+
+  static Behavior<Command> create(ActorRef<IoEngineProtocol.Command> engine, String engineKey, DirectorySettings settings) {
+    // the adapter's own ask limit only guards against a Replicator that never answers; every request
+    // carries a shorter consistency timeout of its own
+    Duration unexpected = settings.writeTimeout().plus(settings.readTimeout()).plus(settings.askTimeout());
+    // a bug here must not take the directory away for good: a restarted actor subscribes again and rebuilds
+    // its view from the Replicator (waiting lookups are lost; their callers' asks time out)
+    return Behaviors.supervise(Behaviors.<Command>setup(ctx -> Behaviors.withTimers(timers -> new DirectoryActor(ctx, timers,
+            new ReplicatorMessageAdapter<>(ctx, DistributedData.get(ctx.getSystem()).replicator(), unexpected), engine, engineKey, settings))))
+        .onFailure(org.apache.pekko.actor.typed.SupervisorStrategy.restart());
+  }
+
+  @Override
+  public Receive<Command> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(DescriptorDirectory.Publish.class, this::onPublish)
+        .onMessage(EngineChecked.class, this::onEngineChecked)
+        .onMessage(DescriptorDirectory.Unpublish.class, this::onUnpublish)
+        .onMessage(Written.class, this::onWritten)
+        .onMessage(DescriptorDirectory.Lookup.class, this::onLookup)
+        .onMessage(LookupRead.class, this::onLookupRead)
+        .onMessage(LookupExpired.class, m -> {
+          Pending p = pending.remove(m.id());
+          if (p != null) p.replyTo().tell(StatusReply.error(notFound(p)));
+          return this;
+        })
+        .onMessage(DescriptorDirectory.GetEntries.class, m -> {
+          TreeMap<String, MemoryDesc> out = new TreeMap<>();
+          if (m.prefix() != null) for (Checked c : underPrefix(m.prefix())) out.put(c.name(), c.desc());
+          m.replyTo().tell(Collections.unmodifiableSortedMap(out));
+          return this;
+        })
+        .onMessage(DescriptorDirectory.Subscribe.class, this::onSubscribe)
+        .onMessage(DescriptorDirectory.Unsubscribe.class, m -> {
+          if (subscribers.remove(m.subscriber()) != null) getContext().unwatch(m.subscriber());
+          return this;
+        })
+        .onMessage(SubscriberGone.class, m -> {
+          subscribers.remove(m.subscriber());
+          return this;
+        })
+        .onMessage(DataChanged.class, this::onDataChanged)
+        .onMessage(MembershipChanged.class, this::onMembership)
+        .onMessage(SweepTick.class, m -> {
+          sweep();
+          return this;
+        })
+        .onMessage(Swept.class, m -> {
+          sweeping = false;
+          if (m.response() instanceof Replicator.UpdateSuccess<?>) {
+            // the next sweep starts from the Changed notification that shows the removal; sweeping again from
+            // the value at hand would only remove the same names again
+            DistributedData.get(getContext().getSystem()).replicator().tell(Replicator.flushChanges());
+          } else {
+            getContext().getLog().warn("directory of engine '{}': removing entries of departed owners failed: {}; retrying in {}", engineKey,
+                m.response(), settings.sweepInterval());
+            timers.startSingleTimer(SweepTick.class, new SweepTick(), settings.sweepInterval());
+          }
+          return this;
+        })
+        .onMessage(EngineStopped.class, this::onEngineStopped)
+        .onMessage(Closed.class, m -> {
+          if (!(m.response() instanceof Replicator.UpdateSuccess<?>))
+            getContext().getLog().warn("directory of engine '{}': could not unpublish its names on close ({}); the other members drop "
+                + "them when this member leaves", engineKey, m.response());
+          return Behaviors.stopped();
+        })
+        .build();
+  }
+
+  // ---- publish / unpublish ----
+
+  private Behavior<Command> onPublish(DescriptorDirectory.Publish m) {
+    String name = m.name();
+    try {
+      refuseWhenClosing();
+      settings.checkName("name", name, false);
+      if (m.desc() == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "desc must not be null (name '" + name + "')");
+    } catch (IoEngineException e) {
+      m.replyTo().tell(StatusReply.error(e));
+      return this;
+    }
+    // the engine is the authority on what it has registered: it refuses foreign or forged descriptors
+    getContext().ask(castReply(), engine, settings.askTimeout(), r -> new IoEngineProtocol.PublishMemory(name, m.desc(), r),
+        (r, err) -> new EngineChecked(m, err != null ? err : r.isError() ? r.getError() : null));
+    return this;
+  }
+
+  private Behavior<Command> onEngineChecked(EngineChecked m) {
+    DescriptorDirectory.Publish p = m.request();
+    if (m.failure() != null) {
+      Throwable f = m.failure();
+      p.replyTo().tell(StatusReply.error(f instanceof IoEngineException ? f : new IoEngineException(StatusCode.ERR_BAD_STATE,
+          "engine '" + engineKey + "' did not confirm that it owns " + p.desc() + " (name '" + p.name() + "'): " + f, f)));
+      return this;
+    }
+    DirectoryEntry entry = DirectoryEntry.of(p.desc(), self.uniqueAddress());
+    Set<UniqueAddress> goneNow = Set.copyOf(gone);
+    Map<Address, UniqueAddress> membersNow = Map.copyOf(members());
+    String what = "publish of '" + DirectorySettings.shorten(p.name()) + "'";
+    replicator.askUpdate(r -> new Replicator.Update<>(DescriptorDirectory.KEY, LWWMap.create(), settings.writeConsistencyLevel(), r,
+            map -> DirectoryWrites.putIfFree(map, p.name(), entry, self, goneNow, membersNow, settings)),
+        rsp -> new Written(what, p.replyTo(), rsp));
+    return this;
+  }
+
+  private Behavior<Command> onUnpublish(DescriptorDirectory.Unpublish m) {
+    try {
+      refuseWhenClosing();
+      settings.checkName("name", m.name(), false);
+    } catch (IoEngineException e) {
+      m.replyTo().tell(StatusReply.error(e));
+      return this;
+    }
+    String what = "unpublish of '" + DirectorySettings.shorten(m.name()) + "'";
+    replicator.askUpdate(r -> new Replicator.Update<>(DescriptorDirectory.KEY, LWWMap.create(), settings.writeConsistencyLevel(), r,
+            map -> DirectoryWrites.removeOwned(map, m.name(), self, engineKey, settings)),
+        rsp -> new Written(what, m.replyTo(), rsp));
+    return this;
+  }
+
+  private Behavior<Command> onWritten(Written m) {
+    var r = m.response();
+    if (r instanceof Replicator.UpdateSuccess<?>) {
+      getContext().getLog().debug("directory of engine '{}': {} done", engineKey, m.what());
+      m.replyTo().tell(StatusReply.success(Done.getInstance()));
+      // let subscribers and local lookups see the change without waiting for notify-subscribers-interval
+      DistributedData.get(getContext().getSystem()).replicator().tell(Replicator.flushChanges());
+    } else if (r instanceof Replicator.ModifyFailure<?> f && f.cause() instanceof DirectoryWrites.Refusal refusal) {
+      m.replyTo().tell(StatusReply.error(new IoEngineException(refusal.code(), refusal.getMessage())));
+    } else if (r instanceof Replicator.UpdateTimeout<?>) {
+      m.replyTo().tell(StatusReply.error(new IoEngineException(StatusCode.ERR_TIMEOUT, m.what() + " was applied on this member but not confirmed by "
+          + settings.writeConsistency() + " of the members within " + settings.writeTimeout() + "; it still spreads by gossip, and repeating the "
+          + "call is safe")));
+    } else {
+      m.replyTo().tell(StatusReply.error(new IoEngineException(StatusCode.ERR_BAD_STATE, m.what() + " failed in the replicator: " + r)));
+    }
+    return this;
+  }
+
+  // ---- lookup ----
+
+  private Behavior<Command> onLookup(DescriptorDirectory.Lookup m) {
+    Duration timeout = m.timeout() == null ? settings.lookupTimeout() : m.timeout();
+    try {
+      refuseWhenClosing();
+      settings.checkName("name", m.name(), false);
+      if (timeout.isNegative())
+        throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "timeout must be zero or positive: " + timeout + " (name '" + m.name() + "')");
+    } catch (IoEngineException e) {
+      m.replyTo().tell(StatusReply.error(e));
+      return this;
+    }
+    Checked c = view.get(m.name());
+    if (c != null) {
+      m.replyTo().tell(StatusReply.success(c.desc()));
+      return this;
+    }
+    String bad = malformed.get(m.name());
+    if (bad != null) {
+      m.replyTo().tell(StatusReply.error(new IoEngineException(StatusCode.ERR_INVALID_ARGS, "the entry under name '" + m.name()
+          + "' was refused: " + bad)));
+      return this;
+    }
+    long id = ++lookupSeq;
+    pending.put(id, new Pending(m.name(), m.replyTo(), timeout));
+    if (!timeout.isZero()) timers.startSingleTimer(new LookupExpired(id), new LookupExpired(id), timeout);
+    // not in this replica yet: a majority read finds what a majority write has stored, then the wait covers the rest
+    replicator.askGet(r -> new Replicator.Get<>(DescriptorDirectory.KEY, new Replicator.ReadMajority(settings.readTimeout()), r),
+        rsp -> new LookupRead(id, rsp));
+    return this;
+  }
+
+  private Behavior<Command> onLookupRead(LookupRead m) {
+    Pending p = pending.get(m.id());
+    if (p == null) return this;
+    if (m.response() instanceof Replicator.GetSuccess<LWWMap<String, DirectoryEntry>> s) {
+      Object v = s.dataValue().getEntries().get(p.name());
+      if (v instanceof DirectoryEntry e) {
+        try {
+          Checked c = e.check(p.name(), settings);
+          if (!isGone(c.owner(), members())) {
+            finish(m.id(), StatusReply.success(c.desc()));
+            return this;
+          }
+        } catch (IllegalArgumentException bad) {
+          finish(m.id(), StatusReply.error(new IoEngineException(StatusCode.ERR_INVALID_ARGS, "the entry under name '" + p.name()
+              + "' was refused: " + bad.getMessage())));
+          return this;
+        }
+      }
+    }
+    if (p.timeout().isZero()) finish(m.id(), StatusReply.error(notFound(p)));
+    return this;
+  }
+
+  private void finish(long id, StatusReply<MemoryDesc> reply) {
+    Pending p = pending.remove(id);
+    if (p == null) return;
+    timers.cancel(new LookupExpired(id));
+    p.replyTo().tell(reply);
+  }
+
+  private IoEngineException notFound(Pending p) {
+    return new IoEngineException(StatusCode.ERR_NOT_FOUND, "no memory is published under name '" + p.name() + "' in the cluster directory"
+        + (p.timeout().isZero() ? "" : " (waited " + p.timeout().toMillis() + " ms for it to appear)"));
+  }
+
+  // ---- the replicated data, membership, subscribers ----
+
+  private Behavior<Command> onDataChanged(DataChanged m) {
+    if (m.response() instanceof Replicator.Changed<LWWMap<String, DirectoryEntry>> c) {
+      data = c.dataValue();
+      refresh();
+      sweep();
+    }
+    return this;
+  }
+
+  private Behavior<Command> onMembership(MembershipChanged m) {
+    Member member = m.event().member();
+    MemberStatus st = member.status();
+    if ((st == MemberStatus.exiting() || st == MemberStatus.down() || st == MemberStatus.removed()) && gone.add(member.uniqueAddress()))
+      getContext().getLog().info("directory of engine '{}': member {} is {}; its entries are dropped", engineKey, member.address(), st);
+    if (data != null) {
+      refresh();
+      sweep();
+    }
+    return this;
+  }
+
+  /** Rebuilds the checked view from {@link #data}, tells subscribers the difference and answers waiting lookups. */
+  private void refresh() {
+    Map<Address, UniqueAddress> members = members();
+    TreeMap<String, Checked> next = new TreeMap<>();
+    Map<String, String> bad = new HashMap<>();
+    for (Map.Entry<?, ?> e : ((Map<?, ?>) data.getEntries()).entrySet()) {
+      if (!(e.getKey() instanceof String name)) continue;
+      try {
+        if (!(e.getValue() instanceof DirectoryEntry entry))
+          throw new IllegalArgumentException("directory entry '" + DirectorySettings.shorten(name) + "' is a "
+              + (e.getValue() == null ? "null" : e.getValue().getClass().getName()));
+        Checked c = entry.check(name, settings);
+        if (!isGone(c.owner(), members)) next.put(name, c);
+      } catch (IllegalArgumentException ex) {
+        bad.put(name, ex.getMessage());
+        if (!malformed.containsKey(name)) getContext().getLog().warn("directory of engine '{}' ignores an entry: {}", engineKey, ex.getMessage());
+      }
+    }
+    for (Map.Entry<String, Checked> old : view.entrySet()) {
+      Checked now = next.get(old.getKey());
+      if (now == null) {
+        UniqueAddress owner = old.getValue().owner();
+        boolean ownerGone = isGone(owner, members) || !owner.equals(members.get(owner.address()));
+        emit(new DirectoryEvent.Unpublished(old.getKey(), old.getValue().desc(), ownerGone));
+      } else if (!now.desc().equals(old.getValue().desc()) || !now.owner().equals(old.getValue().owner())) {
+        if (old.getValue().owner().equals(self.uniqueAddress()) && !now.owner().equals(self.uniqueAddress()))
+          // two members published the same name at once; last-writer-wins picked the other one
+          getContext().getLog().warn("directory of engine '{}': name '{}' is now published by {} ({}), replacing this member's {}", engineKey,
+              old.getKey(), now.owner().address(), now.desc(), old.getValue().desc());
+        emit(published(now));
+      }
+    }
+    for (Map.Entry<String, Checked> e : next.entrySet()) if (!view.containsKey(e.getKey())) emit(published(e.getValue()));
+    view = next;
+    malformed = bad;
+    List<Long> done = new ArrayList<>();
+    for (Map.Entry<Long, Pending> p : pending.entrySet()) if (view.containsKey(p.getValue().name())) done.add(p.getKey());
+    for (Long id : done) finish(id, StatusReply.success(view.get(pending.get(id).name()).desc()));
+  }
+
+  /** The current members by address (whatever their status), from the cluster extension's view. */
+  private Map<Address, UniqueAddress> members() {
+    Map<Address, UniqueAddress> out = new HashMap<>();
+    for (Member mb : cluster.state().getMembers()) out.put(mb.address(), mb.uniqueAddress());
+    return out;
+  }
+
+  /**
+   * Whether {@code owner} is known to be gone: seen exiting, downed or removed, or an earlier incarnation of a
+   * process that is a member again at the same address (its uid differs).
+   */
+  private boolean isGone(UniqueAddress owner, Map<Address, UniqueAddress> members) {
+    return DirectoryWrites.isGone(owner, gone, members);
+  }
+
+  private static DirectoryEvent.Published published(Checked c) {
+    return new DirectoryEvent.Published(c.name(), c.desc(), c.owner().address().toString());
+  }
+
+  private void emit(DirectoryEvent e) {
+    for (Map.Entry<ActorRef<DirectoryEvent>, Set<String>> s : subscribers.entrySet())
+      for (String prefix : s.getValue()) {
+        if (e.name().startsWith(prefix)) {
+          s.getKey().tell(e);
+          break;
+        }
+      }
+  }
+
+  private List<Checked> underPrefix(String prefix) {
+    return List.copyOf(view.tailMap(prefix, true).entrySet().stream().takeWhile(e -> e.getKey().startsWith(prefix)).map(Map.Entry::getValue).toList());
+  }
+
+  private Behavior<Command> onSubscribe(DescriptorDirectory.Subscribe m) {
+    if (m.subscriber() == null) return this;
+    try {
+      settings.checkName("prefix", m.prefix(), true);
+    } catch (IoEngineException e) {
+      getContext().getLog().warn("directory of engine '{}' ignores a subscription of {}: {}", engineKey, m.subscriber(), e.getMessage());
+      return this;
+    }
+    Set<String> prefixes = subscribers.get(m.subscriber());
+    if (prefixes == null) {
+      prefixes = new LinkedHashSet<>();
+      subscribers.put(m.subscriber(), prefixes);
+      getContext().watchWith(m.subscriber(), new SubscriberGone(m.subscriber()));
+    }
+    if (prefixes.add(m.prefix())) for (Checked c : underPrefix(m.prefix())) m.subscriber().tell(published(c));
+    return this;
+  }
+
+  /**
+   * Removes the entries of owners that are gone, and of owners that have not been members for
+   * {@code orphan-grace} (an entry that reached this member after its owner's removal, or a previous
+   * incarnation's). Every member does this on its own; concurrent removals of the same name merge.
+   */
+  private void sweep() {
+    if (data == null || closing || sweeping || cluster.selfMember().status() != MemberStatus.up()) return;
+    Map<Address, UniqueAddress> members = members();
+    long now = System.nanoTime();
+    Map<String, UniqueAddress> doomed = new HashMap<>();
+    Set<String> orphans = new HashSet<>();
+    for (Map.Entry<?, ?> e : ((Map<?, ?>) data.getEntries()).entrySet()) {
+      if (!(e.getKey() instanceof String name) || !(e.getValue() instanceof DirectoryEntry entry)) continue;
+      UniqueAddress owner;
+      try {
+        owner = entry.ownerAddress(name);
+      } catch (IllegalArgumentException unreadable) {
+        continue; // not ours to judge: it is ignored by every reader, and its owner (if any) can still remove it
+      }
+      if (isGone(owner, members)) {
+        doomed.put(name, owner);
+      } else if (!owner.equals(members.get(owner.address()))) {
+        String k = name + '\u0000' + owner;
+        orphans.add(k);
+        long since = orphanSince.computeIfAbsent(k, x -> now);
+        if (now - since >= settings.orphanGrace().toNanos()) doomed.put(name, owner);
+      }
+    }
+    orphanSince.keySet().retainAll(orphans);
+    if (!orphans.isEmpty()) timers.startSingleTimer(SweepTick.class, new SweepTick(), settings.sweepInterval());
+    if (doomed.isEmpty()) return;
+    getContext().getLog().info("directory of engine '{}' removes {} entries of departed owners: {}", engineKey, doomed.size(), doomed);
+    sweeping = true;
+    Map<String, UniqueAddress> remove = Map.copyOf(doomed);
+    replicator.askUpdate(r -> new Replicator.Update<>(DescriptorDirectory.KEY, LWWMap.create(), Replicator.writeLocal(), r,
+        map -> DirectoryWrites.removeIfOwnedBy(map, remove, self)), Swept::new);
+  }
+
+  private Behavior<Command> onEngineStopped(EngineStopped m) {
+    closing = true;
+    for (Pending p : List.copyOf(pending.values()))
+      p.replyTo().tell(StatusReply.error(new IoEngineException(StatusCode.ERR_BAD_STATE, "engine '" + engineKey + "' was closed; lookup of '"
+          + p.name() + "' abandoned")));
+    pending.clear();
+    getContext().getLog().info("directory of engine '{}': the engine stopped; unpublishing its names", engineKey);
+    replicator.askUpdate(r -> new Replicator.Update<>(DescriptorDirectory.KEY, LWWMap.create(), settings.writeConsistencyLevel(), r,
+        map -> DirectoryWrites.removeAllOf(map, self, engineKey)), Closed::new);
+    return this;
+  }
+
+  private void refuseWhenClosing() {
+    if (closing) throw new IoEngineException(StatusCode.ERR_BAD_STATE, "the directory of engine '" + engineKey + "' is closed: the engine stopped");
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Class<StatusReply<Done>> castReply() {
+    return (Class<StatusReply<Done>>) (Class<?>) StatusReply.class;
+  }
+}
