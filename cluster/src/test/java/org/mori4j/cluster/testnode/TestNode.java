@@ -56,7 +56,8 @@ import org.mori4j.io.TransferStatus;
  *
  * <p>Commands: {@code peer <memDescBase64>} (a region of another node to write to; replaces an earlier one
  * with the same engine key), {@code write-loop} (one thread per peer: write a fresh pattern into its slot,
- * read it back, compare, every {@code --pace-ms}), {@code stats}, {@code exit}.
+ * read it back, compare, every {@code --pace-ms}), {@code forget <engineKey>} (stop writing to it),
+ * {@code stats}, {@code exit}.
  */
 public final class TestNode {
   static final int CHUNK = 64 * 1024;
@@ -137,6 +138,7 @@ public final class TestNode {
       switch (w[0]) {
         case "peer" -> node.addPeer(MemoryDesc.fromBytes(Base64.getDecoder().decode(w[1])));
         case "write-loop" -> node.startLoops();
+        case "forget" -> node.forget(w[1]);
         case "stats" -> node.printStats();
         case "exit" -> sys.terminate();
         case "" -> { }
@@ -225,6 +227,13 @@ public final class TestNode {
     if (looping) loops.computeIfAbsent(d.engineKey(), this::startLoop);
   }
 
+  /** Stops writing to {@code peerKey} and forgets its region (a node the test is done with). */
+  private void forget(String peerKey) {
+    peers.remove(peerKey);
+    PeerLoop l = loops.remove(peerKey);
+    if (l != null) l.running = false;
+  }
+
   private synchronized void startLoops() {
     looping = true;
     for (String k : peers.keySet()) loops.computeIfAbsent(k, this::startLoop);
@@ -289,6 +298,7 @@ public final class TestNode {
       long seq = 0;
       while (running) {
         MemoryDesc peer = peers.get(peerKey);
+        if (peer == null) return;
         java.util.SplittableRandom r = new java.util.SplittableRandom(((long) index << 40) ^ seq++);
         for (long o = 0; o < CHUNK; o += 8) scratch.set(ValueLayout.JAVA_LONG, o, r.nextLong());
         boolean good = outcome("write", engine.write(local, 0, peer, slot, CHUNK, engine.allocateTransferUid()));
