@@ -20,6 +20,13 @@ public record DirectoryEntry(byte[] descriptor, String owner, long ownerUid) imp
 
   public DirectoryEntry {
     descriptor = descriptor == null ? null : descriptor.clone();
+    // Jackson's CBOR parser turns some invalid UTF-8 into lone surrogates, which its generator then refuses:
+    // such a value, once merged, would make the Replicator fail every time it serializes the map (digests,
+    // gossip), so it is refused here, while the frame that carries it is being decoded
+    if (owner != null)
+      for (int i = 0; i < owner.length(); i++)
+        if (Character.isSurrogate(owner.charAt(i)) && !DirectorySettings.validSurrogateAt(owner, i))
+          throw new IllegalArgumentException("DirectoryEntry.owner has a lone surrogate at index " + i);
   }
 
   /** The entry a member writes for one of its own regions. */

@@ -72,7 +72,7 @@ public record DirectorySettings(Duration lookupTimeout, String writeConsistency,
     return value;
   }
 
-  private static boolean validSurrogateAt(String s, int i) {
+  static boolean validSurrogateAt(String s, int i) {
     char ch = s.charAt(i);
     if (Character.isHighSurrogate(ch)) return i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1));
     return i > 0 && Character.isHighSurrogate(s.charAt(i - 1));
