@@ -44,42 +44,8 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--backend", defaultValue = "tcp", description = "Transfer backend: tcp (rdma, xgmi: not in this build).")
   String backend;
 
-  @Option(names = "--op-type", defaultValue = "write", converter = OpConverter.class, description = "read or write (default: ${DEFAULT-VALUE}).")
-  EngineBenchmark.Op op;
-
-  @Option(names = "--buffer-size", defaultValue = "4096", converter = SizeConverter.class, description = "Message size per transfer, e.g. 4096 or 1M (default: ${DEFAULT-VALUE}).")
-  long bufferSize;
-
-  @Option(names = "--all", description = "Sweep message sizes from --sweep-start-size to --sweep-max-size, doubling.")
-  boolean all;
-
-  @Option(names = "--sweep-start-size", defaultValue = "8", converter = SizeConverter.class, description = "First size of --all (default: ${DEFAULT-VALUE}).")
-  long sweepStart;
-
-  @Option(names = "--sweep-max-size", defaultValue = "64M", converter = SizeConverter.class, description = "Last size of --all (default: ${DEFAULT-VALUE}).")
-  long sweepMax;
-
-  @Option(names = "--all-batch", description = "Also sweep batch sizes 1, 2, 4, ... up to --transfer-batch-size.")
-  boolean allBatch;
-
-  @Option(names = "--transfer-batch-size", defaultValue = "128", description = "Transfers per iteration (default: ${DEFAULT-VALUE}).")
-  int batchSize;
-
-  @Option(names = "--enable-batch-transfer", description = "Send each iteration's transfers as one batch call.")
-  boolean batchTransfer;
-
-  @Option(names = "--enable-sess", description = "Transfer through an IoEngineSession.")
-  boolean session;
-
-  @Option(names = "--iters", defaultValue = "128", description = "Measured iterations per row (default: ${DEFAULT-VALUE}).")
-  int iters;
-
-  @Option(names = "--warmup-iters", defaultValue = "16", description = "Unmeasured iterations before each row (default: ${DEFAULT-VALUE}).")
-  int warmupIters;
-
-  @Option(names = "--warmup-ms", defaultValue = "1000", description = "Least warm-up time per row in ms, besides --warmup-iters, "
-      + "so that rows are measured on JIT-compiled code; the baselines get the same (default: ${DEFAULT-VALUE}).")
-  long warmupMs;
+  @Mixin
+  SweepOptions sweep = new SweepOptions();
 
   @Option(names = "--mem-type", defaultValue = "cpu", description = "Memory of this side's buffer: cpu or gpu (default: ${DEFAULT-VALUE}).")
   String memType;
@@ -112,10 +78,6 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--baselines", negatable = true, defaultValue = "true", fallbackValue = "true",
       description = "Measure the NIO, iperf3 and ucx_perftest baselines in the same run (default: on).")
   boolean baselines;
-
-  @Option(names = "--max-buffer-size", defaultValue = "256M", converter = SizeConverter.class,
-      description = "Cap on each side's buffer; bigger batches reuse slots (default: ${DEFAULT-VALUE}).")
-  long maxBuffer;
 
   @Option(names = "--pingpong-iters", defaultValue = "10000", description = "Round trips of the NIO ping-pong baseline (default: ${DEFAULT-VALUE}).")
   int pingpongIters;
@@ -166,19 +128,16 @@ public final class BenchCommand implements Callable<Integer> {
     if (targetGpuDevice != null && targetGpuDevice < 0) throw usage("--target-gpu-device must not be negative: " + targetGpuDevice);
     if (compareCpu && localMem.equals("cpu") && (peer != null || targetMem.equals("cpu")))
       throw usage("--compare-cpu compares GPU memory with CPU memory: it needs --mem-type gpu or --target-mem-type gpu");
-    if (iters < 1) throw usage("--iters must be at least 1: " + iters);
-    if (warmupIters < 0) throw usage("--warmup-iters must not be negative: " + warmupIters);
-    if (warmupMs < 0) throw usage("--warmup-ms must not be negative: " + warmupMs);
     if (pingpongIters < 1) throw usage("--pingpong-iters must be at least 1: " + pingpongIters);
     if (iperfSeconds < 1 || iperfSeconds > 60) throw usage("--iperf-seconds must be in 1..60: " + iperfSeconds);
     if (peerNio != null && peer == null) throw usage("--peer-nio needs --peer");
     if (peer != null) PeerAddress.parse(peer, this::usage);
     try {
       tcp.config();
-      return SweepPlan.of(bufferSize, batchSize, all, allBatch, sweepStart, sweepMax, maxBuffer);
     } catch (IllegalArgumentException e) {
       throw usage(e.getMessage());
     }
+    return sweep.plan(this::usage);
   }
 
   private ParameterException usage(String message) {
@@ -236,8 +195,8 @@ public final class BenchCommand implements Callable<Integer> {
         targetNote = "running serve";
       }
       out.printf(Locale.ROOT, "mori4j bench: backend=tcp op=%s mem=%s target-mem=%s batch-transfer=%s session=%s iters=%d warmup=%d/%dms points=%d%s%n",
-          op.name().toLowerCase(Locale.ROOT), localMem, peer == null ? targetMem : "(serve's)", batchTransfer, session, iters, warmupIters,
-          warmupMs, plan.points().size(), compareCpu ? " compare-cpu" : "");
+          sweep.op.name().toLowerCase(Locale.ROOT), localMem, peer == null ? targetMem : "(serve's)", sweep.batchTransfer, sweep.session,
+          sweep.iters, sweep.warmupIters, sweep.warmupMs, plan.points().size(), compareCpu ? " compare-cpu" : "");
       out.printf(Locale.ROOT, "  target %s:%d (%s), tcp %s%n", peerHost, peerPort, targetNote, tcp.config());
       if (gpu != null) out.printf(Locale.ROOT, "  gpu runtime %s: %s%n", gpu.name(), gpu.version());
       out.flush();
@@ -251,15 +210,15 @@ public final class BenchCommand implements Callable<Integer> {
       List<String> cmp = new ArrayList<>();
       if (baselines) {
         ProgressBar progress = ProgressBar.forConsole(Baselines.steps(plan));
-        base = new ArrayList<>(Baselines.run(plan, new Baselines.Settings(peerHost, nioPort, capacity, iters, warmupIters,
-            warmupMs * 1_000_000L, pingpongIters, iperfSeconds), progress));
+        base = new ArrayList<>(Baselines.run(plan, new Baselines.Settings(peerHost, nioPort, capacity, sweep.iters, sweep.warmupIters,
+            sweep.warmupNanos(), pingpongIters, iperfSeconds), progress));
         progress.finish();
         int copyDevice = localMem.equals("gpu") ? gpuDevice : run.remoteGpu();
         if (gpu != null && copyDevice >= 0) {
           // the target's device for a peer copy only when it is on this machine (a spawned target)
           int peerDevice = peer == null && localMem.equals("gpu") && run.remoteGpu() >= 0 ? run.remoteGpu() : -1;
-          long copySize = Math.min(Math.max(plan.points().stream().mapToLong(SweepPlan.Point::msgSize).max().orElse(0), GPU_COPY_SIZE), maxBuffer);
-          base.addAll(GpuCopyBaseline.run(gpu, copyDevice, peerDevice, copySize, iters, warmupIters, warmupMs * 1_000_000L));
+          long copySize = Math.min(Math.max(plan.points().stream().mapToLong(SweepPlan.Point::msgSize).max().orElse(0), GPU_COPY_SIZE), sweep.maxBuffer);
+          base.addAll(GpuCopyBaseline.run(gpu, copyDevice, peerDevice, copySize, sweep.iters, sweep.warmupIters, sweep.warmupNanos()));
         }
         out.print(ResultTable.renderBaselines("Baselines (same run)", base));
       }
@@ -309,8 +268,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   private String title(String localWhere, String remoteWhere) {
     String mem = localWhere.equals("cpu") && remoteWhere.equals("cpu") ? "cpu memory" : localWhere + " <-> target " + remoteWhere + " memory";
-    return String.format(Locale.ROOT, "mori4j %s over tcp, %s (batch-transfer %s, session %s)",
-        op.name().toLowerCase(Locale.ROOT), mem, batchTransfer ? "on" : "off", session ? "on" : "off");
+    return sweep.title(mem);
   }
 
   private EngineRun runEngine(SweepPlan plan, String peerHost, int peerPort, TargetProcess target, GpuRuntime gpu) {
@@ -352,23 +310,15 @@ public final class BenchCommand implements Callable<Integer> {
     BenchMemory scratch = buffers.add(gpu != null ? BenchMemory.gpu(engine, gpu, gpuDevice, 2 * EngineBenchmark.SAMPLE_BYTES)
         : BenchMemory.host(engine, 2 * EngineBenchmark.SAMPLE_BYTES));
     IoEngineSession sess = null;
-    if (session) {
+    if (sweep.session) {
       sess = engine.createSession(local.desc(), remote).orElseThrow(() ->
           new IllegalStateException("no backend can serve a session between " + local.desc() + " and " + remote));
     }
-    EngineBenchmark bench = new EngineBenchmark(engine, local, remote, scratch, sess, op, batchTransfer);
+    EngineBenchmark bench = new EngineBenchmark(engine, local, remote, scratch, sess, sweep.op, sweep.batchTransfer);
     if (label.isEmpty()) capacity = bench.capacity();
-    List<ResultRow> rows = new ArrayList<>();
-    for (SweepPlan.Point p : plan.points()) {
-      if (p.msgSize() > bench.capacity())
-        throw new IllegalStateException("the target buffer (" + HumanSize.format(remote.size()) + ") is smaller than the message size "
-            + HumanSize.format(p.msgSize()) + "; start serve with a larger --buffer-size");
-      progress.show(label + HumanSize.format(p.msgSize()) + " x " + p.batchSize());
-      rows.add(bench.run(p, iters, warmupIters, warmupMs * 1_000_000L));
-      progress.step();
+    return bench.sweep(plan.points(), sweep.iters, sweep.warmupIters, sweep.warmupNanos(), progress, label, () -> {
       if (target != null && !target.alive()) throw new IllegalStateException("target process died" + target.stderrTail());
-    }
-    return rows;
+    });
   }
 
   /** The local buffers of a run, freed together once the engine is closed. */

@@ -102,6 +102,26 @@ public final class EngineBenchmark {
     return ResultRow.fromLatencies(msg, batch, lat);
   }
 
+  /**
+   * Runs {@code points} in order, one row each, with the same iteration counts; {@code afterRow} runs after
+   * every row (a caller checks there that its target is still alive). A point whose message does not fit the
+   * buffers is refused before it starts, naming both sizes.
+   */
+  public List<ResultRow> sweep(List<SweepPlan.Point> points, int iters, int warmup, long warmupNanos, ProgressBar progress,
+                               String label, Runnable afterRow) {
+    List<ResultRow> rows = new java.util.ArrayList<>(points.size());
+    for (SweepPlan.Point p : points) {
+      if (p.msgSize() > capacity())
+        throw new IllegalStateException("the target buffer (" + HumanSize.format(remote.size()) + ") is smaller than the message size "
+            + HumanSize.format(p.msgSize()) + "; give the target a larger --buffer-size");
+      progress.show(label + HumanSize.format(p.msgSize()) + " x " + p.batchSize());
+      rows.add(run(p, iters, warmup, warmupNanos));
+      progress.step();
+      afterRow.run();
+    }
+    return rows;
+  }
+
   /** Puts the row's pattern where the measured transfers read it: the local buffer, or (for reads) the target. */
   private void prepare(long used, long seed, int slots, long msg) {
     localMem.fillPattern(used, seed);

@@ -18,7 +18,7 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * The target engine of {@code mori4j bench} in a child JVM: the same java binary and class path as this
- * process, running {@code serve}. A separate process, not a second engine in this JVM, because the
+ * process, running {@code serve} (or {@code node}, for {@code cluster-bench}). A separate process, not a second engine in this JVM, because the
  * benchmark's claim is cross-process transfer, and two engines in one JVM would share GC, JIT and the
  * scheduler. The child's stderr is kept (last lines) and printed with a "[target]" prefix when it fails; it
  * is ended when {@link #close()} runs, which a shutdown hook also does on Ctrl-C.
@@ -44,12 +44,12 @@ public final class TargetProcess implements AutoCloseable {
     Runtime.getRuntime().addShutdownHook(hook);
   }
 
-  /** The command line of the child. */
-  static List<String> command(List<String> serveArgs) {
+  /** The command line of the child: {@code mori4j <subcommand> args}. */
+  static List<String> command(String subcommand, List<String> args) {
     String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
     List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
-        "-cp", System.getProperty("java.class.path"), SERVE_CLASS, "serve"));
-    cmd.addAll(serveArgs);
+        "-cp", System.getProperty("java.class.path"), SERVE_CLASS, subcommand));
+    cmd.addAll(args);
     return cmd;
   }
 
@@ -60,7 +60,15 @@ public final class TargetProcess implements AutoCloseable {
    *                     contains the child's stderr
    */
   public static TargetProcess start(List<String> serveArgs, Duration timeout, PrintStream err) throws IOException {
-    Process p = new ProcessBuilder(command(serveArgs)).start();
+    return start("serve", serveArgs, timeout, err);
+  }
+
+  /**
+   * Starts {@code mori4j subcommand args} ({@code serve}, or {@code node}, which prints the same READY line)
+   * and waits for its READY line; failures as {@link #start(List, Duration, PrintStream)}.
+   */
+  public static TargetProcess start(String subcommand, List<String> args, Duration timeout, PrintStream err) throws IOException {
+    Process p = new ProcessBuilder(command(subcommand, args)).start();
     Deque<String> tail = new ArrayDeque<>();
     Thread.ofPlatform().daemon().name("target-stderr").start(() -> keepTail(p.getErrorStream(), tail));
     CompletableFuture<ReadyLine> ready = new CompletableFuture<>();
