@@ -54,7 +54,8 @@ static void constants(void) {
   C(hipMemcpyHostToDevice); C(hipMemcpyDeviceToHost); C(hipMemcpyDeviceToDevice); C(hipMemcpyDefault);
   C(hipMemoryTypeHost); C(hipMemoryTypeDevice); C(hipMemoryTypeArray); C(hipMemoryTypeUnified);
   C(hipDeviceAttributeComputeCapabilityMajor); C(hipDeviceAttributeComputeCapabilityMinor);
-  C(hipDeviceAttributeMultiprocessorCount); C(hipHostMallocDefault); C(hipHostMallocPortable);
+  C(hipDeviceAttributeMultiprocessorCount); C(hipDeviceAttributePciBusId);
+  C(hipDeviceAttributePciDeviceId); C(hipDeviceAttributePciDomainID); C(hipHostMallocDefault); C(hipHostMallocPortable);
   C(hipHostRegisterDefault); C(hipHostRegisterPortable); C(hipHostRegisterMapped); C(hipStreamDefault);
   C(hipStreamNonBlocking); C(hipEventDefault); C(hipEventBlockingSync); C(hipEventDisableTiming);
   C(hipEventInterprocess); C(hipIpcMemLazyEnablePeerAccess); C(HIP_IPC_HANDLE_SIZE); C(HIPRTC_SUCCESS);

@@ -49,6 +49,8 @@ public final class CudaConstants {
   public static final int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
   public static final int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
   public static final int CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33;
+  public static final int CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34;
+  public static final int CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50;
   public static final int CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41;
   public static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
   public static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;

@@ -87,6 +87,19 @@ public final class CudaRuntime implements GpuRuntime {
   }
 
   @Override
+  public int multiprocessorCount(int device) {
+    return CudaDriver.deviceAttribute(CudaConstants.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, CudaDriver.device(checkDevice(device)));
+  }
+
+  @Override
+  public String pciBusId(int device) {
+    int handle = CudaDriver.device(checkDevice(device));
+    return String.format("%04x:%02x:%02x", CudaDriver.deviceAttribute(CudaConstants.CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, handle),
+        CudaDriver.deviceAttribute(CudaConstants.CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, handle),
+        CudaDriver.deviceAttribute(CudaConstants.CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, handle));
+  }
+
+  @Override
   public DeviceMemoryInfo memoryInfo(int device) {
     bind(device);
     long[] freeAndTotal = CudaMemoryApi.memGetInfo();

@@ -33,6 +33,16 @@ public interface GpuRuntime {
   /** Compute capability for CUDA ({@code major * 10 + minor}, e.g. 90), the gfx major/minor pair for HIP. */
   int computeCapability(int device);
 
+  /** Streaming multiprocessors (CUDA) or compute units (HIP) of {@code device}: how wide a kernel grid pays off. */
+  int multiprocessorCount(int device);
+
+  /**
+   * Where {@code device} sits on the PCI bus, as {@code "dddd:bb:dd"} (domain, bus, device; hex). The same
+   * physical GPU has the same location in every process of the machine, whatever ordinal each process gives
+   * it ({@code CUDA_VISIBLE_DEVICES}), so processes name devices to each other this way.
+   */
+  String pciBusId(int device);
+
   /** Free and total memory of {@code device}. */
   DeviceMemoryInfo memoryInfo(int device);
 

@@ -27,6 +27,8 @@ final class UnavailableGpuRuntime implements GpuRuntime {
   @Override public int deviceCount() { throw fail(); }
   @Override public String deviceName(int device) { throw fail(); }
   @Override public int computeCapability(int device) { throw fail(); }
+  @Override public int multiprocessorCount(int device) { throw fail(); }
+  @Override public String pciBusId(int device) { throw fail(); }
   @Override public DeviceMemoryInfo memoryInfo(int device) { throw fail(); }
   @Override public DeviceBuffer allocDevice(int device, long size) { throw fail(); }
   @Override public PinnedBuffer allocPinned(long size) { throw fail(); }

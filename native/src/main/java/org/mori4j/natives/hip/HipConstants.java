@@ -44,6 +44,9 @@ public final class HipConstants {
   public static final int hipDeviceAttributeComputeCapabilityMajor = 23;
   public static final int hipDeviceAttributeComputeCapabilityMinor = 61;
   public static final int hipDeviceAttributeMultiprocessorCount = 63;
+  public static final int hipDeviceAttributePciBusId = 67;
+  public static final int hipDeviceAttributePciDeviceId = 68;
+  public static final int hipDeviceAttributePciDomainID = 69;
 
   // flags
   public static final int hipHostMallocDefault = 0x0;

@@ -89,6 +89,17 @@ public final class HipRuntime implements GpuRuntime {
         + attribute(HipConstants.hipDeviceAttributeComputeCapabilityMinor, device);
   }
 
+  @Override
+  public int multiprocessorCount(int device) {
+    return attribute(HipConstants.hipDeviceAttributeMultiprocessorCount, device);
+  }
+
+  @Override
+  public String pciBusId(int device) {
+    return String.format("%04x:%02x:%02x", attribute(HipConstants.hipDeviceAttributePciDomainID, device),
+        attribute(HipConstants.hipDeviceAttributePciBusId, device), attribute(HipConstants.hipDeviceAttributePciDeviceId, device));
+  }
+
   private int attribute(int attribute, int device) {
     int d = checkDevice(device);
     return Hip.outInt("hipDeviceGetAttribute", out -> (int) Hip.DEVICE_GET_ATTRIBUTE.invokeExact(out, attribute, d));

@@ -297,6 +297,40 @@ class CudaRuntimeGpuTest {
     }
   }
 
+  /**
+   * A forged handle (zeros, random bytes) and a stale one (its allocation freed by the exporter) make
+   * {@code cuIpcOpenMemHandle} fail with an error in the importing process, which must survive it: the child
+   * JVM exits with the NativeException, not a crash, so a driver that faulted would fail this test, not the run.
+   */
+  @Test
+  void forgedAndStaleIpcHandlesFailWithAnErrorNotACrash() throws IOException, InterruptedException {
+    byte[] random = new byte[64];
+    new java.util.Random(42).nextBytes(random);
+    DeviceBuffer freed = runtime.allocDevice(0, 2 * MIB);
+    byte[] stale = runtime.ipcHandle(freed.address());
+    freed.close();
+    for (byte[] handle : List.of(new byte[64], random, stale)) {
+      String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+      String java = ProcessHandle.current().info().command().orElse("java");
+      Process child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp", classpath, IpcChild.class.getName(), "0",
+          HexFormat.of().formatHex(handle), Long.toString(MIB), "0", "0").redirectErrorStream(true).start();
+      String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(child.waitFor(120, TimeUnit.SECONDS), "child did not finish: " + out);
+      LOG.info("opening a bad IPC handle in a child: exit {}, {}", child.exitValue(), out.lines().filter(l -> l.contains("cuIpcOpenMemHandle")).findFirst().orElse(out));
+      assertEquals(1, child.exitValue(), "an uncaught NativeException (exit 1), not a crash: " + out);
+      assertTrue(out.contains("NativeException") && out.contains("cuIpcOpenMemHandle"), out);
+    }
+  }
+
+  @Test
+  void devicesNameTheirPciLocationAndMultiprocessors() {
+    for (int d = 0; d < runtime.deviceCount(); d++) {
+      assertTrue(runtime.pciBusId(d).matches("[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}"), runtime.pciBusId(d));
+      assertTrue(runtime.multiprocessorCount(d) > 0);
+    }
+    assertEquals(runtime.deviceCount(), java.util.stream.IntStream.range(0, runtime.deviceCount()).mapToObj(runtime::pciBusId).distinct().count());
+  }
+
   @Test
   void closingEveryOwnerGivesAllDeviceMemoryBack() {
     long chunk = 32 * MIB;
