@@ -3,7 +3,7 @@ package org.mori4j.transport;
 import java.util.List;
 
 /**
- * The service-provider interface every transfer medium implements (TCP now; RDMA and XGMI later). A
+ * The service-provider interface every transfer medium implements (TCP and XGMI now; RDMA later). A
  * backend owns its resources (sockets, queue pairs, streams), checks inbound requests against the local
  * registrations it was given, and reports outcomes through each {@link TransferOp}. Control methods
  * (handshake, connect, register) are called from one control thread at a time; {@link #submit} from any
@@ -45,6 +45,29 @@ public interface TransferBackend extends AutoCloseable {
 
   /** Whether this backend can move bytes between a local region and remote memory of the given kind. */
   boolean canServe(LocalRegion local, boolean remoteGpu);
+
+  /**
+   * Whether this backend can move bytes between {@code local} and one particular remote region reached through
+   * {@code peer} (the handle {@link #connect} returned): {@code remoteGpu} is the region's location and
+   * {@code remoteData} this backend's part of its descriptor (null when it has none). Called on the data path
+   * for every transfer: it must not block or allocate. Backends that need nothing of the region keep the default.
+   */
+  default boolean canServe(LocalRegion local, Object peer, boolean remoteGpu, byte[] remoteData) {
+    return canServe(local, remoteGpu);
+  }
+
+  /** What this backend adds to its engine's descriptor (XGMI: where the engine runs); empty by default. */
+  default byte[] engineData() {
+    return new byte[0];
+  }
+
+  /**
+   * Whether an engine whose descriptor carries {@code peerEngineData} for this backend (null: none) can be
+   * reached at all; the engine does not try to connect when not (XGMI: an engine on another host).
+   */
+  default boolean reaches(byte[] peerEngineData) {
+    return true;
+  }
 
   /** Queues a checked op; never blocks, never throws for a closed backend (the op fails instead). */
   void submit(TransferOp op);

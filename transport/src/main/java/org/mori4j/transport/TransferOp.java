@@ -28,6 +28,8 @@ public abstract class TransferOp {
   protected long[] remoteOffsets;
   protected long[] sizes;
   protected boolean notifyTarget = true;
+  /** The remote region's part of its descriptor for the chosen backend (XGMI: its IPC data), or null. */
+  protected byte[] remoteData;
 
   /** The backend's choice of lane (a connection, a queue pair) for this op; set by the backend. */
   public Object lane;
@@ -54,6 +56,7 @@ public abstract class TransferOp {
     this.localOffsets = null;
     this.remoteOffsets = null;
     this.sizes = null;
+    this.remoteData = null;
   }
 
   /** Sets the fields of a batch; the arrays are owned by the op from now on. */
@@ -79,6 +82,9 @@ public abstract class TransferOp {
   public final long totalBytes() { return size; }
   public final boolean notifyTarget() { return notifyTarget; }
   public final void notifyTarget(boolean on) { notifyTarget = on; }
+  public final byte[] remoteData() { return remoteData; }
+  /** Sets {@link #remoteData()} (after {@code initSingle}/{@code initBatch}, which clear it); the array is not copied. */
+  public final void remoteData(byte[] data) { remoteData = data; }
 
   public final int blockCount() { return localOffsets == null ? 1 : localOffsets.length; }
   public final long localOffset(int i) { return localOffsets == null ? localOffset : localOffsets[i]; }

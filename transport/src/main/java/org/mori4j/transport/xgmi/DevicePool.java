@@ -1,0 +1,187 @@
+package org.mori4j.transport.xgmi;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import org.mori4j.natives.gpu.DeviceBuffer;
+import org.mori4j.natives.gpu.GpuEvent;
+import org.mori4j.natives.gpu.GpuRuntime;
+import org.mori4j.natives.gpu.GpuStream;
+import org.mori4j.natives.gpu.PinnedBuffer;
+import org.mori4j.transport.TransferOp;
+
+/**
+ * One device's streams and events, owned by the backend's worker thread. Each transfer on the GPU holds one
+ * event slot from issue to completion, so {@code numEvents} bounds the transfers in flight per device; work is
+ * spread round-robin over {@code numStreams} non-blocking streams. Streams and events are created on first use
+ * (a backend that only ever copies small blocks on one device creates few). A slot that carries a batch also
+ * owns that batch's block table: a pinned host buffer the worker fills and a device buffer it is copied into
+ * before the kernel reads it; both stay with the slot (grown when a bigger batch comes) and are reused only
+ * after the slot's event has completed, so the copy engine and the kernel never see a table being rewritten.
+ */
+final class DevicePool implements AutoCloseable {
+  private static final long MIN_TABLE_BYTES = 64 << 10;
+  /** Streams, events and table buffers of every pool of the process (tests check it returns to 0). */
+  static final java.util.concurrent.atomic.AtomicInteger LIVE = new java.util.concurrent.atomic.AtomicInteger();
+
+  final int device;
+  private final GpuRuntime gpu;
+  private final GpuStream[] streams;
+  private final GpuEvent[] events;
+  /** The op each busy slot carries, and the remote region it touches. */
+  final TransferOp[] ops;
+  final RemoteRegion[] regions;
+  private final PinnedBuffer[] hostTables;
+  private final DeviceBuffer[] deviceTables;
+  private final int[] free;
+  private int freeCount;
+  /** Busy slots, in no particular order (swap-removed). */
+  final int[] busy;
+  int busyCount;
+  private int nextStream;
+
+  DevicePool(GpuRuntime gpu, int device, int numStreams, int numEvents) {
+    this.gpu = gpu;
+    this.device = device;
+    this.streams = new GpuStream[numStreams];
+    this.events = new GpuEvent[numEvents];
+    this.ops = new TransferOp[numEvents];
+    this.regions = new RemoteRegion[numEvents];
+    this.hostTables = new PinnedBuffer[numEvents];
+    this.deviceTables = new DeviceBuffer[numEvents];
+    this.free = new int[numEvents];
+    this.busy = new int[numEvents];
+    for (int i = 0; i < numEvents; i++) free[i] = numEvents - 1 - i;
+    this.freeCount = numEvents;
+  }
+
+  /** A free slot, or -1 when every event is in use. */
+  int acquire() {
+    if (freeCount == 0) return -1;
+    int slot = free[freeCount - 1];
+    if (events[slot] == null) {
+      events[slot] = gpu.createEvent(device, false); // may throw: the slot stays free
+      LIVE.incrementAndGet();
+    }
+    freeCount--;
+    busy[busyCount++] = slot;
+    return slot;
+  }
+
+  /** Returns the slot at {@code busyIndex} of {@link #busy}; the caller has cleared its op. */
+  void releaseAt(int busyIndex) {
+    int slot = busy[busyIndex];
+    busy[busyIndex] = busy[--busyCount];
+    ops[slot] = null;
+    regions[slot] = null;
+    free[freeCount++] = slot;
+  }
+
+  /** Releases a slot that was acquired but whose op was never issued. */
+  void releaseSlot(int slot) {
+    for (int i = 0; i < busyCount; i++) {
+      if (busy[i] == slot) {
+        releaseAt(i);
+        return;
+      }
+    }
+  }
+
+  GpuEvent event(int slot) {
+    return events[slot];
+  }
+
+  /** The next stream, round-robin. */
+  GpuStream stream() {
+    int i = nextStream;
+    nextStream = i + 1 == streams.length ? 0 : i + 1;
+    GpuStream s = streams[i];
+    if (s == null) {
+      streams[i] = s = gpu.createStream(device);
+      LIVE.incrementAndGet();
+    }
+    return s;
+  }
+
+  /** The pinned host side of slot {@code slot}'s block table, at least {@code bytes} long. */
+  MemorySegment hostTable(int slot, long bytes) {
+    PinnedBuffer h = hostTables[slot];
+    if (h == null || h.size() < bytes) {
+      long size = Math.max(MIN_TABLE_BYTES, Long.highestOneBit(Math.max(1, bytes - 1)) << 1);
+      closeTables(slot);
+      hostTables[slot] = h = gpu.allocPinned(size);
+      LIVE.incrementAndGet();
+      deviceTables[slot] = gpu.allocDevice(device, size);
+      LIVE.incrementAndGet();
+    }
+    return h.segment();
+  }
+
+  /** Copies the first {@code bytes} of the slot's host table to its device table on {@code stream}; returns the device address. */
+  long uploadTable(int slot, long bytes, GpuStream stream) {
+    gpu.copyHostToDeviceAsync(deviceTables[slot].address(), hostTables[slot].segment(), bytes, stream);
+    return deviceTables[slot].address();
+  }
+
+  static void put(MemorySegment table, long index, long value) {
+    table.setAtIndex(ValueLayout.JAVA_LONG, index, value);
+  }
+
+  private void closeTables(int slot) {
+    RuntimeException failed = quietly(hostTables[slot], null);
+    hostTables[slot] = null;
+    failed = quietly(deviceTables[slot], failed);
+    deviceTables[slot] = null;
+    if (failed != null) throw failed;
+  }
+
+  /** Native objects this pool holds now (streams, events, table buffers), for leak checks. */
+  int openResources() {
+    int n = 0;
+    for (Object o : streams) if (o != null) n++;
+    for (Object o : events) if (o != null) n++;
+    for (Object o : hostTables) if (o != null) n++;
+    for (Object o : deviceTables) if (o != null) n++;
+    return n;
+  }
+
+  /**
+   * Waits for every stream, then destroys events, streams and tables; each one is given back even when another
+   * fails (a stream with a failed copy refuses to synchronize), and the first failure is thrown at the end.
+   */
+  @Override
+  public void close() {
+    RuntimeException first = null;
+    for (GpuStream s : streams) {
+      if (s == null) continue;
+      try {
+        s.synchronize();
+      } catch (RuntimeException e) {
+        if (first == null) first = e;
+      }
+    }
+    for (int i = 0; i < events.length; i++) {
+      first = quietly(events[i], first);
+      events[i] = null;
+      first = quietly(hostTables[i], first);
+      hostTables[i] = null;
+      first = quietly(deviceTables[i], first);
+      deviceTables[i] = null;
+    }
+    for (int i = 0; i < streams.length; i++) {
+      first = quietly(streams[i], first);
+      streams[i] = null;
+    }
+    if (first != null) throw first;
+  }
+
+  private static RuntimeException quietly(AutoCloseable c, RuntimeException first) {
+    if (c == null) return first;
+    LIVE.decrementAndGet();
+    try {
+      c.close();
+    } catch (Exception e) {
+      if (first == null) first = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+    }
+    return first;
+  }
+}

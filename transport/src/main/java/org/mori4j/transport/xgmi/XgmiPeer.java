@@ -1,0 +1,57 @@
+package org.mori4j.transport.xgmi;
+
+import java.util.HashMap;
+
+/**
+ * A remote engine the XGMI backend connected to: on this host (the handshake checked), maybe in this very
+ * process, in which case its regions are addressed directly instead of through IPC handles. The handle the
+ * engine puts into every op for this peer. {@link #regions} belongs to the worker thread.
+ */
+final class XgmiPeer {
+  final String key;
+  final XgmiHost host;
+  final boolean sameProcess;
+  private volatile String lostReason;
+  /** Remote regions by id (worker thread only). */
+  final HashMap<Long, RemoteRegion> regions = new HashMap<>();
+  /** The region of the last lookup: a session or a benchmark hits it every time, without boxing the id. */
+  private RemoteRegion last;
+
+  XgmiPeer(String key, XgmiHost host, boolean sameProcess) {
+    this.key = key;
+    this.host = host;
+    this.sameProcess = sameProcess;
+  }
+
+  /** The region with {@code id}, or null (worker thread). */
+  RemoteRegion region(long id) {
+    RemoteRegion r = last;
+    if (r != null && r.id == id) return r;
+    r = regions.get(id);
+    if (r != null) last = r;
+    return r;
+  }
+
+  /** Drops {@code r} from the lookup (worker thread). */
+  void forget(RemoteRegion r) {
+    regions.remove(r.id, r);
+    if (last == r) last = null;
+  }
+
+  boolean alive() {
+    return lostReason == null;
+  }
+
+  String lostReason() {
+    return lostReason;
+  }
+
+  void lose(String reason) {
+    if (lostReason == null) lostReason = reason == null ? "disconnected" : reason;
+  }
+
+  @Override
+  public String toString() {
+    return "XgmiPeer[" + key + (sameProcess ? ", same process" : ", " + host) + (alive() ? "" : ", lost: " + lostReason) + "]";
+  }
+}

@@ -1,0 +1,590 @@
+package org.mori4j.transport.xgmi;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.mori4j.natives.gpu.GpuRuntime;
+import org.mori4j.natives.gpu.GpuStream;
+import org.mori4j.natives.gpu.IpcMapping;
+import org.mori4j.transport.CompletionSource;
+import org.mori4j.transport.LocalRegion;
+import org.mori4j.transport.OpQueue;
+import org.mori4j.transport.TransferOp;
+import org.mori4j.transport.TransportError;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The XGMI backend's one thread of GPU work, driven by the engine's poller actor as a completion source: it
+ * takes submitted ops from a lock-free queue, checks each against what the remote region's owner confirmed,
+ * issues it (a copy for one block, the gather/scatter kernel after a one-copy table upload for a batch),
+ * records a pooled event behind it, and on later rounds asks the events of the ops on the GPU
+ * ({@code cuEventQuery}, which never blocks) and completes those that are done. Nothing here blocks on the
+ * GPU: while ops are on the GPU and nothing else is to do, {@link #awaitWork} naps for
+ * {@link XgmiSettings#pollNapNanos()}; with nothing on the GPU it parks until a submit or a task wakes it.
+ * Every native resource of the backend (streams, events, block tables, IPC mappings, kernel modules) is
+ * created and closed on this thread, except when the backend is closed without ever having been driven.
+ */
+final class XgmiWorker implements CompletionSource {
+  private static final Logger log = LoggerFactory.getLogger(XgmiWorker.class);
+  private static final int FRESH = 0, DRIVEN = 1, CLOSED_BY_CLOSER = 2;
+
+  private final String name;
+  private final String engineKey;
+  private final GpuRuntime gpu;
+  private final XgmiSettings settings;
+  private final RegionConfirmer confirmer;
+  private final GatherKernel kernel;
+  private final long[] devicePci;
+  private final boolean[][] peerAccess;
+  private final boolean[][] peerEnabled;
+  private final DevicePool[] pools;
+  private final OpQueue ops = new OpQueue();
+  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  /** Ops that found no free event slot, in order; worker only. */
+  private final ArrayDeque<TransferOp> backlog = new ArrayDeque<>();
+  /** Peers that have had a region here; worker only. */
+  private final List<XgmiPeer> knownPeers = new ArrayList<>();
+  private final AtomicInteger submitting = new AtomicInteger();
+  private final AtomicInteger owner = new AtomicInteger(FRESH);
+  private final AtomicInteger openMappings = new AtomicInteger();
+  /** IPC mappings open in every backend of the process. */
+  static final AtomicInteger MAPPINGS_IN_PROCESS = new AtomicInteger();
+  private final CountDownLatch closedLatch = new CountDownLatch(1);
+  private volatile boolean closing;
+  private volatile boolean closed;
+  private volatile Thread parked;
+  // worker only
+  private int onGpu;
+  private int waitingForOwner;
+
+  XgmiWorker(String engineKey, GpuRuntime gpu, XgmiSettings settings, RegionConfirmer confirmer, long[] devicePci, boolean[][] peerAccess) {
+    this.name = "xgmi-" + engineKey;
+    this.engineKey = engineKey;
+    this.gpu = gpu;
+    this.settings = settings;
+    this.confirmer = confirmer;
+    this.kernel = new GatherKernel(gpu);
+    this.devicePci = devicePci;
+    this.peerAccess = peerAccess;
+    this.peerEnabled = new boolean[devicePci.length][devicePci.length];
+    this.pools = new DevicePool[devicePci.length];
+  }
+
+  // ---- any thread ----
+
+  /** Queues {@code op} (its peer is an {@link XgmiPeer}); fails it at once when closing. */
+  void submit(TransferOp op) {
+    submitting.incrementAndGet();
+    try {
+      if (closing) {
+        op.transferFailed(TransportError.BAD_STATE, "XGMI backend of engine '" + engineKey + "' is closed");
+        return;
+      }
+      ops.offer(op);
+    } finally {
+      submitting.decrementAndGet();
+    }
+    wakeup();
+  }
+
+  /** Runs {@code task} on the worker thread (or, once closed, on the caller's). */
+  void execute(Runnable task) {
+    if (closed) {
+      task.run();
+      return;
+    }
+    tasks.add(task);
+    wakeup();
+  }
+
+  int openMappings() {
+    return openMappings.get();
+  }
+
+  @Override
+  public void wakeup() {
+    Thread t = parked;
+    if (t != null) LockSupport.unpark(t);
+  }
+
+  @Override
+  public boolean isClosed() {
+    return closed;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  // ---- worker thread ----
+
+  @Override
+  public int inFlight() {
+    return onGpu + backlog.size() + waitingForOwner;
+  }
+
+  @Override
+  public int doWork() {
+    if (closed) return 0;
+    if (owner.get() != DRIVEN && !owner.compareAndSet(FRESH, DRIVEN)) return 0;
+    if (closing) {
+      shutdown();
+      return 1;
+    }
+    int work = 0;
+    Runnable t;
+    while ((t = tasks.poll()) != null) {
+      runSafely(t);
+      work++;
+    }
+    work += pollCompletions();
+    while (!backlog.isEmpty()) {
+      if (!process(backlog.peekFirst())) return work;
+      backlog.pollFirst();
+      work++;
+    }
+    TransferOp op;
+    while ((op = ops.poll()) != null) {
+      work++;
+      if (!process(op)) {
+        backlog.addLast(op);
+        break;
+      }
+    }
+    return work;
+  }
+
+  @Override
+  public int awaitWork(long maxNanos) {
+    if (closed) {
+      LockSupport.parkNanos(Math.min(maxNanos, 10_000_000L));
+      return 0;
+    }
+    parked = Thread.currentThread();
+    try {
+      if (!ops.isEmpty() || !tasks.isEmpty() || closing) return 0;
+      if (onGpu > 0) {
+        LockSupport.parkNanos(Math.min(maxNanos, settings.pollNapNanos()));
+        return owner.get() == DRIVEN && !closing ? pollCompletions() : 0;
+      }
+      LockSupport.parkNanos(maxNanos);
+      return 0;
+    } finally {
+      parked = null;
+    }
+  }
+
+  /**
+   * Issues {@code op} or fails it; false only when every event of its device is in use (the caller keeps it
+   * for later, in order).
+   */
+  private boolean process(TransferOp op) {
+    XgmiPeer peer = (XgmiPeer) op.peer();
+    if (!peer.alive()) {
+      op.transferFailed(TransportError.PEER_LOST, "engine '" + peer.key + "' is gone from the XGMI backend: " + peer.lostReason());
+      return true;
+    }
+    LocalRegion local = op.local();
+    if (!local.live()) {
+      op.transferFailed(TransportError.BAD_STATE, "local memory id " + local.id() + " was deregistered");
+      return true;
+    }
+    RemoteRegion r = peer.region(op.remoteId());
+    if (r == null) {
+      r = new RemoteRegion(peer, op.remoteId(), op.remoteAccessKey());
+      if (peer.regions.isEmpty() && !knownPeers.contains(peer)) knownPeers.add(peer);
+      peer.regions.put(r.id, r);
+      r.waiting.add(op);
+      waitingForOwner++;
+      askOwner(r);
+      return true;
+    }
+    if (r.state == RemoteRegion.State.CONFIRMING) {
+      r.waiting.add(op);
+      waitingForOwner++;
+      return true;
+    }
+    return issue(op, r);
+  }
+
+  private void askOwner(RemoteRegion r) {
+    RegionConfirmer.Answer answer = new RegionConfirmer.Answer() {
+      @Override
+      public void registered(long address, long size, byte[] xgmiData) {
+        execute(() -> confirmed(r, address, size, xgmiData, null, null));
+      }
+
+      @Override
+      public void refused(TransportError error, String reason) {
+        execute(() -> confirmed(r, 0, 0, null, error, reason));
+      }
+    };
+    try {
+      confirmer.confirm(r.peer.key, r.id, r.accessKey, answer);
+    } catch (RuntimeException e) {
+      answer.refused(TransportError.TRANSPORT, "cannot ask engine '" + r.peer.key + "' about memory id " + r.id + ": " + e.getMessage());
+    }
+  }
+
+  /** The owner answered about {@code r} (worker thread, or the closer once the worker is gone). */
+  private void confirmed(RemoteRegion r, long address, long size, byte[] data, TransportError error, String reason) {
+    if (r.state != RemoteRegion.State.CONFIRMING) return; // revoked meanwhile: its ops were failed then
+    List<TransferOp> waiting = new ArrayList<>(r.waiting);
+    r.waiting.clear();
+    waitingForOwner -= waiting.size();
+    if (error == null && !closing) {
+      String bad = XgmiMemoryData.check(data);
+      if (bad != null) {
+        error = TransportError.INVALID_ARGS;
+        reason = "engine '" + r.peer.key + "' has no usable XGMI data for memory id " + r.id + " (" + bad + ")";
+      } else if (size <= 0) {
+        error = TransportError.INVALID_ARGS;
+        reason = "engine '" + r.peer.key + "' reported memory id " + r.id + " with size " + size;
+      }
+    }
+    if (closing && error == null) {
+      error = TransportError.BAD_STATE;
+      reason = "XGMI backend of engine '" + engineKey + "' is closed";
+    }
+    if (error != null) {
+      r.state = RemoteRegion.State.REVOKED;
+      r.peer.forget(r);
+      for (TransferOp op : waiting) {
+        if (op.remoteAccessKey() == r.accessKey || closing) op.transferFailed(error, reason);
+        else retry(op); // another key for the same id: its own question to the owner
+      }
+      return;
+    }
+    r.address = address;
+    r.size = size;
+    r.data = data;
+    r.ownerDevice = XgmiMemoryData.device(data);
+    r.pciLocation = XgmiMemoryData.pciLocation(data);
+    r.hasHandle = XgmiMemoryData.hasHandle(data);
+    XgmiMemoryData parsed = XgmiMemoryData.decode(data);
+    r.offsetInAllocation = parsed.offsetInAllocation();
+    r.allocationSize = parsed.allocationSize();
+    r.localDevice = r.peer.sameProcess ? r.ownerDevice : localOrdinal(r.pciLocation);
+    r.state = RemoteRegion.State.READY;
+    for (TransferOp op : waiting) retry(op);
+  }
+
+  private void retry(TransferOp op) {
+    if (!backlog.isEmpty() || !process(op)) backlog.addLast(op);
+  }
+
+  private int localOrdinal(long pci) {
+    if (pci < 0) return -1;
+    for (int d = 0; d < devicePci.length; d++) if (devicePci[d] == pci) return d;
+    return -1;
+  }
+
+  /** Checks {@code op} against the owner's answer and puts it on the GPU; false when no event slot is free. */
+  private boolean issue(TransferOp op, RemoteRegion r) {
+    String where = r.describe();
+    if (op.remoteAccessKey() != r.accessKey) {
+      op.transferFailed(TransportError.NOT_FOUND, where + " is not registered under the descriptor's access key (forged or stale descriptor)");
+      return true;
+    }
+    if (op.remoteAddress() != r.address) {
+      op.transferFailed(TransportError.INVALID_ARGS, "the descriptor says " + where + " is at 0x" + Long.toHexString(op.remoteAddress())
+          + " but its owner registered it at 0x" + Long.toHexString(r.address) + " (forged or stale descriptor)");
+      return true;
+    }
+    if (!r.sameData(op.remoteData())) {
+      op.transferFailed(TransportError.INVALID_ARGS, "the descriptor's XGMI data (IPC handle, allocation offset) for " + where
+          + " differs from what its owner registered (forged or stale descriptor)");
+      return true;
+    }
+    int n = op.blockCount();
+    if (n > settings.maxBatchBlocks()) {
+      op.transferFailed(TransportError.INVALID_ARGS, "batch of " + n + " blocks exceeds the XGMI limit of " + settings.maxBatchBlocks());
+      return true;
+    }
+    LocalRegion local = op.local();
+    long maxBlock = 0;
+    for (int i = 0; i < n; i++) {
+      long lo = op.localOffset(i), ro = op.remoteOffset(i), sz = op.blockSize(i);
+      if (sz <= 0 || ro < 0 || ro > r.size - sz) {
+        op.transferFailed(TransportError.INVALID_ARGS, "block " + i + ": remote offset " + ro + " + size " + sz + " exceeds the " + r.size
+            + " bytes its owner registered as " + where);
+        return true;
+      }
+      if (!local.contains(lo, sz)) {
+        op.transferFailed(TransportError.INVALID_ARGS, "block " + i + ": local offset " + lo + " + size " + sz + " exceeds local memory id "
+            + local.id() + " (" + local.size() + " bytes)");
+        return true;
+      }
+      if (sz > maxBlock) maxBlock = sz;
+    }
+    int device = local.deviceId();
+    long remoteBase = remoteBase(op, r, device);
+    if (remoteBase == 0) return true; // failed, said why
+    DevicePool pool = pool(device);
+    int slot;
+    try {
+      slot = pool.acquire();
+    } catch (RuntimeException e) {
+      op.transferFailed(TransportError.GPU_OP, "XGMI cannot create an event on device " + device + ": " + e.getMessage());
+      return true;
+    }
+    if (slot < 0) return false;
+    try {
+      GpuStream stream = pool.stream();
+      boolean write = op.kind() == TransferOp.WRITE;
+      long localBase = local.address();
+      if (n == 1) {
+        long src = write ? localBase + op.localOffset(0) : remoteBase + op.remoteOffset(0);
+        long dst = write ? remoteBase + op.remoteOffset(0) : localBase + op.localOffset(0);
+        if (r.peer.sameProcess && r.localDevice != device) {
+          gpu.copyPeerAsync(dst, write ? r.localDevice : device, src, write ? device : r.localDevice, op.blockSize(0), stream);
+        } else {
+          gpu.copyDeviceToDeviceAsync(dst, src, op.blockSize(0), stream);
+        }
+      } else {
+        long bytes = 24L * n;
+        MemorySegment table = pool.hostTable(slot, bytes);
+        for (int i = 0; i < n; i++) {
+          long l = localBase + op.localOffset(i), rr = remoteBase + op.remoteOffset(i);
+          DevicePool.put(table, i, write ? l : rr);
+          DevicePool.put(table, n + i, write ? rr : l);
+          DevicePool.put(table, 2L * n + i, op.blockSize(i));
+        }
+        kernel.launch(stream, pool.uploadTable(slot, bytes, stream), n, maxBlock);
+      }
+      pool.event(slot).record(stream);
+    } catch (RuntimeException e) {
+      pool.releaseSlot(slot);
+      op.transferFailed(TransportError.GPU_OP, "XGMI " + (n == 1 ? "copy" : "batch kernel") + " for " + where + " could not be issued: " + e.getMessage());
+      return true;
+    }
+    pool.ops[slot] = op;
+    pool.regions[slot] = r;
+    r.inFlight++;
+    onGpu++;
+    return true;
+  }
+
+  /** The remote region's base address usable from {@code device}, opening its IPC handle on first use; 0 after failing {@code op}. */
+  private long remoteBase(TransferOp op, RemoteRegion r, int device) {
+    if (r.peer.sameProcess) {
+      if (r.localDevice != device && !enablePeer(op, device, r.localDevice)) return 0;
+      return r.address;
+    }
+    IpcMapping m = r.mapping(device);
+    if (m == null) {
+      String failed = r.openFailure(device);
+      if (failed != null) {
+        op.transferFailed(TransportError.GPU_OP, failed);
+        return 0;
+      }
+      if (!r.hasHandle) {
+        op.transferFailed(TransportError.INVALID_ARGS, r.describe() + " cannot be exported to another process (its owner has no IPC handle for it)");
+        return 0;
+      }
+      try {
+        m = gpu.openIpcHandle(device, XgmiMemoryData.decode(r.data).ipcHandle());
+      } catch (RuntimeException e) {
+        String why = "cannot open the IPC handle of " + r.describe() + " on device " + device + ": " + e.getMessage();
+        r.keepOpenFailure(device, why);
+        op.transferFailed(TransportError.GPU_OP, why);
+        return 0;
+      }
+      if (m.size() < r.offsetInAllocation + r.size) {
+        m.close();
+        String why = "the IPC mapping of " + r.describe() + " has " + m.size() + " bytes, less than its offset " + r.offsetInAllocation
+            + " + size " + r.size + " (forged or stale descriptor)";
+        r.keepOpenFailure(device, why);
+        op.transferFailed(TransportError.INVALID_ARGS, why);
+        return 0;
+      }
+      r.keepMapping(device, m);
+      openMappings.incrementAndGet();
+      MAPPINGS_IN_PROCESS.incrementAndGet();
+    }
+    return m.address() + r.offsetInAllocation;
+  }
+
+  private boolean enablePeer(TransferOp op, int device, int peer) {
+    if (peer < 0 || peer >= peerEnabled.length) {
+      op.transferFailed(TransportError.GPU_OP, "device " + peer + " of the remote region is not a device of this process");
+      return false;
+    }
+    if (peerEnabled[device][peer]) return true;
+    if (!peerAccess[device][peer]) {
+      op.transferFailed(TransportError.GPU_OP, "devices " + device + " and " + peer + " have no peer access");
+      return false;
+    }
+    try {
+      gpu.enablePeerAccess(device, peer);
+      if (peerAccess[peer][device]) gpu.enablePeerAccess(peer, device);
+    } catch (RuntimeException e) {
+      op.transferFailed(TransportError.GPU_OP, "cannot enable peer access between devices " + device + " and " + peer + ": " + e.getMessage());
+      return false;
+    }
+    peerEnabled[device][peer] = true;
+    return true;
+  }
+
+  private DevicePool pool(int device) {
+    DevicePool p = pools[device];
+    if (p == null) pools[device] = p = new DevicePool(gpu, device, settings.numStreams(), settings.numEvents());
+    return p;
+  }
+
+  /** Completes the ops whose events have completed; returns how many. */
+  private int pollCompletions() {
+    if (onGpu == 0) return 0;
+    int done = 0;
+    for (DevicePool p : pools) {
+      if (p == null) continue;
+      for (int i = p.busyCount - 1; i >= 0; i--) {
+        int slot = p.busy[i];
+        TransferOp op = p.ops[slot];
+        if (op == null) continue;
+        String error = null;
+        try {
+          if (!p.event(slot).isComplete()) continue;
+        } catch (RuntimeException e) {
+          error = e.getMessage();
+        }
+        finish(p, i, op, error);
+        done++;
+      }
+    }
+    return done;
+  }
+
+  private void finish(DevicePool p, int busyIndex, TransferOp op, String error) {
+    RemoteRegion r = p.regions[p.busy[busyIndex]];
+    p.releaseAt(busyIndex);
+    onGpu--;
+    r.inFlight--;
+    if (error == null) op.transferSucceeded();
+    else op.transferFailed(TransportError.GPU_OP, "XGMI transfer with " + r.describe() + " failed on the GPU: " + error);
+    if (r.state == RemoteRegion.State.REVOKED && r.inFlight == 0) release(r);
+  }
+
+  /** Closes a revoked region's mappings and tells whoever waits for that. */
+  private void release(RemoteRegion r) {
+    int closedNow = r.closeMappings();
+    openMappings.addAndGet(-closedNow);
+    MAPPINGS_IN_PROCESS.addAndGet(-closedNow);
+    Runnable done = r.onReleased;
+    r.onReleased = null;
+    if (done != null) runSafely(done);
+  }
+
+  /** Worker task: {@code r}'s owner deregistered it (or its peer went): no new op reaches it, its mappings close once idle. */
+  void revoke(RemoteRegion r, TransportError error, String reason, Runnable done) {
+    if (r.state == RemoteRegion.State.REVOKED) {
+      if (done != null) runSafely(done);
+      return;
+    }
+    boolean confirming = r.state == RemoteRegion.State.CONFIRMING;
+    r.state = RemoteRegion.State.REVOKED;
+    r.peer.forget(r);
+    if (confirming) {
+      waitingForOwner -= r.waiting.size();
+      for (TransferOp op : r.waiting) op.transferFailed(error, reason);
+      r.waiting.clear();
+    }
+    r.onReleased = done;
+    if (r.inFlight == 0) release(r);
+  }
+
+  /** Worker task: every region of {@code peer}. */
+  void revokeAll(XgmiPeer peer, TransportError error, String reason) {
+    for (RemoteRegion r : new ArrayList<>(peer.regions.values())) revoke(r, error, reason, null);
+  }
+
+  /**
+   * Asks the worker to fail what is queued, wait for what is on the GPU and free every native resource; waits
+   * up to {@code waitMillis} for it, or does it on this thread when no poller has ever driven the worker.
+   */
+  void close(long waitMillis) {
+    closing = true;
+    wakeup();
+    if (owner.compareAndSet(FRESH, CLOSED_BY_CLOSER)) {
+      shutdown();
+      return;
+    }
+    try {
+      if (!closedLatch.await(waitMillis, TimeUnit.MILLISECONDS))
+        log.error("{}: the worker did not finish closing within {} ms; its GPU resources stay with the process", name, waitMillis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void shutdown() {
+    if (closed) return;
+    while (submitting.get() != 0) Thread.onSpinWait();
+    String reason = "XGMI backend of engine '" + engineKey + "' is closed";
+    Runnable t;
+    while ((t = tasks.poll()) != null) runSafely(t);
+    TransferOp op;
+    while ((op = ops.poll()) != null) op.transferFailed(TransportError.BAD_STATE, reason);
+    while ((op = backlog.pollFirst()) != null) op.transferFailed(TransportError.BAD_STATE, reason);
+    for (DevicePool p : pools) {
+      if (p == null) continue;
+      // what is on the GPU runs to its end (a copy cannot be taken back); its op then reports how it went
+      for (int i = p.busyCount - 1; i >= 0; i--) {
+        int slot = p.busy[i];
+        TransferOp inFlight = p.ops[slot];
+        if (inFlight == null) {
+          p.releaseAt(i);
+          continue;
+        }
+        String error = null;
+        try {
+          p.event(slot).synchronize();
+        } catch (RuntimeException e) {
+          error = e.getMessage();
+        }
+        finish(p, i, inFlight, error);
+      }
+    }
+    for (XgmiPeer peer : knownPeers) revokeAll(peer, TransportError.BAD_STATE, reason);
+    for (int d = 0; d < pools.length; d++) {
+      if (pools[d] == null) continue;
+      try {
+        pools[d].close();
+      } catch (RuntimeException e) {
+        log.warn("{}: closing the streams of device {}: {}", name, d, e.getMessage());
+      }
+      pools[d] = null;
+    }
+    try {
+      kernel.close();
+    } catch (RuntimeException e) {
+      log.warn("{}: unloading the batch kernel: {}", name, e.getMessage());
+    }
+    closed = true;
+    closedLatch.countDown();
+    while ((t = tasks.poll()) != null) runSafely(t);
+  }
+
+  /** Streams, events, block tables and kernel modules held now, for leak checks. */
+  int openGpuResources() {
+    int n = kernel.loadedModules();
+    for (DevicePool p : pools) if (p != null) n += p.openResources();
+    return n;
+  }
+
+  private void runSafely(Runnable t) {
+    try {
+      t.run();
+    } catch (RuntimeException e) {
+      log.error("{}: task failed", name, e);
+    }
+  }
+}

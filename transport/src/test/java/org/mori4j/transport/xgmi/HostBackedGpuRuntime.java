@@ -1,0 +1,458 @@
+package org.mori4j.transport.xgmi;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.mori4j.natives.NativeException;
+import org.mori4j.natives.gpu.DeviceBuffer;
+import org.mori4j.natives.gpu.DeviceMemoryInfo;
+import org.mori4j.natives.gpu.Dim3;
+import org.mori4j.natives.gpu.GpuEvent;
+import org.mori4j.natives.gpu.GpuModule;
+import org.mori4j.natives.gpu.GpuModule.GpuFunction;
+import org.mori4j.natives.gpu.GpuRuntime;
+import org.mori4j.natives.gpu.GpuStream;
+import org.mori4j.natives.gpu.HostRegistration;
+import org.mori4j.natives.gpu.IpcMapping;
+import org.mori4j.natives.gpu.KernelArgs;
+import org.mori4j.natives.gpu.PinnedBuffer;
+import org.mori4j.natives.gpu.PointerInfo;
+
+/**
+ * A genuine in-memory GPU for the XGMI backend's CPU tests (as {@code HostBackedDeviceStaging} is for TCP's
+ * staging): "device memory" is a shared memory file mapped into this process, and its address is the device
+ * pointer; every copy really moves bytes, asynchronously, in order, on the stream's own thread, after a random
+ * delay, so the worker must wait for events; events complete when the stream reaches them. An IPC handle names
+ * the file, and opening it maps the file a second time at another address, which is what another process
+ * would get (a handle of a freed allocation, or garbage, fails with a {@link NativeException}, as the driver's
+ * does). The batch kernel is run by name on the stream thread: it reads the block table from "device" memory
+ * and moves each block, so the backend's table building, upload and launch arguments are what is tested.
+ * Unlike CUDA it opens a handle in the exporting process too, which is how one JVM plays two processes.
+ *
+ * <p>What it cannot show, and the {@code gpu}-tagged tests on a real GPU do: the CUDA kernel itself, driver
+ * IPC, NVLink peer copies, real timings.
+ */
+final class HostBackedGpuRuntime implements GpuRuntime {
+  private static final long MAGIC = 0x4d344a49_50434831L; // "M4JIPCH1"
+  private static final AtomicLong FILES = new AtomicLong();
+
+  private final int devices;
+  private final int maxDelayMicros;
+  private final Path dir;
+  private final Arena arena = Arena.ofShared();
+  /** Allocations by base address: size, device, file. */
+  private final ConcurrentSkipListMap<Long, Allocation> allocations = new ConcurrentSkipListMap<>();
+  final AtomicInteger liveStreams = new AtomicInteger();
+  final AtomicInteger liveEvents = new AtomicInteger();
+  final AtomicInteger liveModules = new AtomicInteger();
+  final AtomicInteger liveMappings = new AtomicInteger();
+  final AtomicInteger launches = new AtomicInteger();
+  final AtomicInteger copies = new AtomicInteger();
+  final Map<String, Boolean> peerEnabled = new ConcurrentHashMap<>();
+  /** A copy or kernel that touches this address fails on the stream, as an illegal address would. */
+  volatile long poisonAddress = -1;
+
+  private record Allocation(long base, long size, int device, Path file) {}
+
+  private final boolean peerAccess;
+
+  HostBackedGpuRuntime(int devices, int maxDelayMicros) {
+    this(devices, maxDelayMicros, true);
+  }
+
+  /** {@code peerAccess} false: no two devices can reach each other (PCIe without P2P). */
+  HostBackedGpuRuntime(int devices, int maxDelayMicros, boolean peerAccess) {
+    this.peerAccess = peerAccess;
+    this.devices = devices;
+    this.maxDelayMicros = maxDelayMicros;
+    Path shm = Path.of("/dev/shm");
+    try {
+      this.dir = Files.createTempDirectory(Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir")), "m4j-gpu");
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static NativeException fail(String function, String why) {
+    return new NativeException("memory", function, 1, "ERROR_INVALID_VALUE", function + " failed: " + why);
+  }
+
+  @Override public String name() { return "memory"; }
+  @Override public String version() { return "host-backed test device"; }
+  @Override public int deviceCount() { return devices; }
+  @Override public String deviceName(int device) { return "host-backed device " + check(device); }
+  @Override public int computeCapability(int device) { check(device); return 90; }
+  @Override public int multiprocessorCount(int device) { check(device); return 4; }
+  @Override public String pciBusId(int device) { return String.format("0000:%02x:00", 0x10 + check(device)); }
+
+  @Override
+  public DeviceMemoryInfo memoryInfo(int device) {
+    long used = allocations.values().stream().filter(a -> a.device == device).mapToLong(Allocation::size).sum();
+    return new DeviceMemoryInfo((64L << 30) - used, 64L << 30);
+  }
+
+  private int check(int device) {
+    if (device < 0 || device >= devices) throw new IllegalArgumentException("no device " + device);
+    return device;
+  }
+
+  @Override
+  public DeviceBuffer allocDevice(int device, long size) {
+    check(device);
+    Path file = dir.resolve("a" + FILES.incrementAndGet());
+    MemorySegment seg = map(file, size, true);
+    Allocation a = new Allocation(seg.address(), size, device, file);
+    allocations.put(a.base, a);
+    return new DeviceBuffer("memory", device, seg.address(), size, () -> {
+      allocations.remove(a.base);
+      try {
+        Files.deleteIfExists(file);
+      } catch (IOException ignored) {
+        // the mapping dies with the arena
+      }
+    });
+  }
+
+  private MemorySegment map(Path file, long size, boolean create) {
+    try (FileChannel ch = create ? FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE)
+        : FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      if (create) ch.truncate(size);
+      else if (ch.size() < size) throw fail("cuIpcOpenMemHandle", "file shorter than the handle says");
+      // a fresh arena per mapping, so that closing a mapping or freeing unmaps it like the driver would
+      return ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
+    } catch (IOException e) {
+      throw fail(create ? "cuMemAlloc" : "cuIpcOpenMemHandle", e.toString());
+    }
+  }
+
+  @Override
+  public PinnedBuffer allocPinned(long size) {
+    Arena a = Arena.ofShared();
+    MemorySegment seg = a.allocate(size, 64);
+    return new PinnedBuffer("memory", seg, size, a::close);
+  }
+
+  @Override
+  public HostRegistration registerHost(MemorySegment segment) {
+    return new HostRegistration("memory", segment, () -> {});
+  }
+
+  private static MemorySegment at(long address, long size) {
+    return MemorySegment.ofAddress(address).reinterpret(size);
+  }
+
+  private void move(long dst, long src, long size) {
+    if (poisonAddress >= 0 && (poisonAddress >= dst && poisonAddress < dst + size || poisonAddress >= src && poisonAddress < src + size))
+      throw fail("copy", "an illegal address was encountered (poisoned 0x" + Long.toHexString(poisonAddress) + ")");
+    MemorySegment.copy(at(src, size), 0, at(dst, size), 0, size);
+    copies.incrementAndGet();
+  }
+
+  @Override public void copyHostToDevice(long dst, MemorySegment src, long size) { move(dst, src.address(), size); }
+  @Override public void copyDeviceToHost(MemorySegment dst, long src, long size) { move(dst.address(), src, size); }
+  @Override public void copyDeviceToDevice(long dst, long src, long size) { move(dst, src, size); }
+  @Override public void copyPeer(long dst, int dstDevice, long src, int srcDevice, long size) { move(dst, src, size); }
+  @Override public void fill(long dst, byte value, long size) { at(dst, size).fill(value); }
+
+  @Override
+  public void copyHostToDeviceAsync(long dst, MemorySegment src, long size, GpuStream stream) {
+    long s = src.address();
+    ((Stream) stream).enqueue(() -> move(dst, s, size));
+  }
+
+  @Override
+  public void copyDeviceToHostAsync(MemorySegment dst, long src, long size, GpuStream stream) {
+    long d = dst.address();
+    ((Stream) stream).enqueue(() -> move(d, src, size));
+  }
+
+  @Override
+  public void copyDeviceToDeviceAsync(long dst, long src, long size, GpuStream stream) {
+    ((Stream) stream).enqueue(() -> move(dst, src, size));
+  }
+
+  @Override
+  public void copyPeerAsync(long dst, int dstDevice, long src, int srcDevice, long size, GpuStream stream) {
+    if (dstDevice != srcDevice && !peerEnabled.containsKey(srcDevice + "->" + dstDevice) && !peerEnabled.containsKey(dstDevice + "->" + srcDevice))
+      throw fail("cuMemcpyPeerAsync", "peer access " + srcDevice + "<->" + dstDevice + " was never enabled (the test device insists)");
+    ((Stream) stream).enqueue(() -> move(dst, src, size));
+  }
+
+  @Override
+  public GpuStream createStream(int device) {
+    return new Stream(check(device));
+  }
+
+  @Override
+  public GpuEvent createEvent(int device, boolean timing) {
+    return new Event(check(device));
+  }
+
+  @Override
+  public byte[] ipcHandle(long devicePointer) {
+    Allocation a = allocations.get(devicePointer);
+    if (a == null) throw fail("cuIpcGetMemHandle", "0x" + Long.toHexString(devicePointer) + " is not the base of an allocation");
+    byte[] path = a.file.toString().getBytes(StandardCharsets.UTF_8);
+    if (path.length > 64 - 17) throw new IllegalStateException("temp path too long for a 64-byte handle: " + a.file);
+    return ByteBuffer.allocate(64).putLong(MAGIC).putLong(a.size).put((byte) path.length).put(path).array();
+  }
+
+  @Override
+  public IpcMapping openIpcHandle(int device, byte[] handle) {
+    check(device);
+    ByteBuffer b = ByteBuffer.wrap(handle);
+    if (handle.length != 64 || b.getLong() != MAGIC) throw fail("cuIpcOpenMemHandle", "not an IPC handle");
+    long size = b.getLong();
+    int n = b.get() & 0xff;
+    if (size <= 0 || n > 64 - 17) throw fail("cuIpcOpenMemHandle", "not an IPC handle");
+    byte[] path = new byte[n];
+    b.get(path);
+    Path file = Path.of(new String(path, StandardCharsets.UTF_8));
+    if (!file.startsWith(dir) || !Files.exists(file)) throw fail("cuIpcOpenMemHandle", "the allocation is gone (stale handle)");
+    MemorySegment seg = map(file, size, false);
+    liveMappings.incrementAndGet();
+    return new IpcMapping("memory", device, seg.address(), size, liveMappings::decrementAndGet);
+  }
+
+  @Override
+  public PointerInfo pointerInfo(long address) {
+    Map.Entry<Long, Allocation> e = allocations.floorEntry(address);
+    if (e == null || address >= e.getKey() + e.getValue().size) return new PointerInfo(address, false, -1, 0, 0, "unknown");
+    Allocation a = e.getValue();
+    return new PointerInfo(address, true, a.device, a.base, a.size, "HOST_BACKED_DEVICE");
+  }
+
+  @Override
+  public byte[] compile(int device, String source, String name, String... options) {
+    return source.getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public GpuModule loadModule(int device, byte[] image) {
+    String source = new String(image, StandardCharsets.UTF_8);
+    liveModules.incrementAndGet();
+    return new GpuModule() {
+      private boolean closed;
+
+      @Override
+      public int device() {
+        return device;
+      }
+
+      @Override
+      public GpuFunction function(String name) {
+        if (!source.contains("__global__ void " + name + "(")) throw fail("cuModuleGetFunction", "no kernel " + name);
+        return new GpuFunction(name, device, 1);
+      }
+
+      @Override
+      public GlobalSymbol global(String name) {
+        throw fail("cuModuleGetGlobal", "no globals in the test device");
+      }
+
+      @Override
+      public void close() {
+        if (!closed) liveModules.decrementAndGet();
+        closed = true;
+      }
+    };
+  }
+
+  /** Runs the gather kernel's contract: table = n sources, n destinations, n sizes. */
+  @Override
+  public void launch(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
+    if (!function.name().equals(GatherKernel.NAME)) throw fail("cuLaunchKernel", "unknown kernel " + function.name());
+    if (args.count() != 2) throw fail("cuLaunchKernel", "the gather kernel takes 2 arguments, got " + args.count());
+    if (grid.x() < 1 || grid.y() > 65535 || block.x() != GatherKernel.THREADS) throw fail("cuLaunchKernel", "bad launch shape " + grid + " " + block);
+    long table;
+    int n;
+    try (Arena a = Arena.ofConfined()) {
+      MemorySegment p = args.toNative(a);
+      table = p.getAtIndex(ValueLayout.ADDRESS, 0).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
+      n = p.getAtIndex(ValueLayout.ADDRESS, 1).reinterpret(4).get(ValueLayout.JAVA_INT, 0);
+    }
+    if (stream.device() != function.device()) throw fail("cuLaunchKernel", "stream and kernel on different devices");
+    launches.incrementAndGet();
+    ((Stream) stream).enqueue(() -> {
+      MemorySegment t = at(table, 24L * n);
+      for (int i = 0; i < n; i++) {
+        move(t.getAtIndex(ValueLayout.JAVA_LONG, n + i), t.getAtIndex(ValueLayout.JAVA_LONG, i), t.getAtIndex(ValueLayout.JAVA_LONG, 2L * n + i));
+      }
+    });
+  }
+
+  @Override
+  public boolean canAccessPeer(int device, int peer) {
+    return peerAccess && check(device) != check(peer);
+  }
+
+  @Override
+  public void enablePeerAccess(int device, int peer) {
+    peerEnabled.put(device + "->" + peer, true);
+  }
+
+  /** Frees every mapping (the whole arena); tests call it last. */
+  void shutdown() {
+    arena.close();
+    try (var files = Files.list(dir)) {
+      for (Path f : files.toList()) Files.deleteIfExists(f);
+      Files.deleteIfExists(dir);
+    } catch (IOException ignored) {
+      // temp files of a test device
+    }
+  }
+
+  /** An in-order queue of work with its own thread; a failed item makes the stream's errors sticky, as CUDA's are. */
+  final class Stream implements GpuStream {
+    private final int device;
+    private final LinkedBlockingQueue<Runnable> work = new LinkedBlockingQueue<>();
+    private final AtomicLong issued = new AtomicLong();
+    private final AtomicLong done = new AtomicLong();
+    private volatile String error;
+    private volatile boolean closed;
+    private final Thread thread;
+
+    Stream(int device) {
+      this.device = device;
+      liveStreams.incrementAndGet();
+      thread = Thread.ofPlatform().daemon().name("test-gpu-stream-" + device).start(this::loop);
+    }
+
+    void enqueue(Runnable r) {
+      if (closed) throw new IllegalStateException("stream closed");
+      issued.incrementAndGet();
+      work.add(r);
+    }
+
+    private void loop() {
+      try {
+        while (true) {
+          Runnable r = work.take();
+          if (r == STOP) return;
+          if (maxDelayMicros > 0 && ThreadLocalRandom.current().nextBoolean()) LockSupport.parkNanos(ThreadLocalRandom.current().nextInt(maxDelayMicros) * 1000L);
+          try {
+            if (error == null) r.run();
+          } catch (RuntimeException e) {
+            error = e.getMessage();
+          }
+          done.incrementAndGet();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+
+    long issued() {
+      return issued.get();
+    }
+
+    boolean reached(long mark) {
+      return done.get() >= mark;
+    }
+
+    void check() {
+      String e = error;
+      if (e != null) throw fail("cuStreamQuery", e);
+    }
+
+    @Override
+    public int device() {
+      return device;
+    }
+
+    @Override
+    public void synchronize() {
+      long mark = issued.get();
+      while (!reached(mark)) LockSupport.parkNanos(10_000);
+      check();
+    }
+
+    @Override
+    public boolean isComplete() {
+      check();
+      return reached(issued.get());
+    }
+
+    /** Waits for the queued work, then stops the thread; a failed stream is destroyed too, and then says why. */
+    @Override
+    public void close() {
+      if (closed) return;
+      closed = true;
+      long mark = issued.get();
+      while (!reached(mark)) LockSupport.parkNanos(10_000);
+      work.add(STOP);
+      liveStreams.decrementAndGet();
+      check();
+    }
+  }
+
+  private static final Runnable STOP = () -> {};
+
+  /** Completes when its stream has run everything issued before the last record. */
+  final class Event implements GpuEvent {
+    private final int device;
+    private volatile Stream stream;
+    private volatile long mark;
+    private boolean closed;
+
+    Event(int device) {
+      this.device = device;
+      liveEvents.incrementAndGet();
+    }
+
+    @Override
+    public int device() {
+      return device;
+    }
+
+    @Override
+    public void record(GpuStream s) {
+      if (closed) throw new IllegalStateException("event closed");
+      Stream st = (Stream) s;
+      if (st.device != device) throw fail("cuEventRecord", "event of device " + device + " on a stream of device " + st.device);
+      mark = st.issued();
+      stream = st;
+    }
+
+    @Override
+    public boolean isComplete() {
+      if (closed) throw new IllegalStateException("event closed");
+      Stream st = stream;
+      if (st == null) return true;
+      boolean reached = st.reached(mark);
+      if (reached) st.check();
+      return reached;
+    }
+
+    @Override
+    public void synchronize() {
+      while (!isComplete()) LockSupport.parkNanos(10_000);
+    }
+
+    @Override
+    public float elapsedMillisSince(GpuEvent start) {
+      throw fail("cuEventElapsedTime", "no timing on the test device");
+    }
+
+    @Override
+    public void close() {
+      if (!closed) liveEvents.decrementAndGet();
+      closed = true;
+    }
+  }
+}
