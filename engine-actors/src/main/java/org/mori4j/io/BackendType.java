@@ -1,8 +1,8 @@
 package org.mori4j.io;
 
 /**
- * A transfer medium. {@code TCP} is implemented; {@code RDMA} and {@code XGMI} are named so that
- * configurations and descriptors are stable, and {@link IoEngine#createBackend} refuses them with a
- * clear error until their backends land.
+ * A transfer medium, in the engine's order of preference: {@code XGMI} (GPU peer copies between engines of
+ * one host; NVLink on NVIDIA) and {@code TCP} are implemented; {@code RDMA} is named so that configurations
+ * and descriptors are stable, and {@link IoEngine#createBackend} refuses it with a clear error.
  */
 public enum BackendType { XGMI, RDMA, TCP }

@@ -274,7 +274,8 @@ public final class IoEngine implements AutoCloseable {
     }
     for (Routes.Backend b : r.backends()) {
       Object handle = p.handles().get(b.type());
-      if (handle == null || !b.backend().canServe(l.region(), remote.location() == MemoryLocationType.GPU)) continue;
+      if (handle == null || !b.backend().canServe(l.region(), handle, remote.location() == MemoryLocationType.GPU,
+          remote.backendData().get(b.type()))) continue;
       IoEngineSession s = new IoEngineSession(path, l, remote, b, handle);
       ask((ActorRef<Done> ref) -> new EngineMessages.OpenSession(local.id(), remote.engineKey(), s, ref));
       return Optional.of(s);

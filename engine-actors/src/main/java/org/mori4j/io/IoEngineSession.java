@@ -19,6 +19,8 @@ public final class IoEngineSession implements SessionActor.Handle {
   private final MemoryDesc remote;
   private final Routes.Backend backend;
   private final Object peer;
+  /** The chosen backend's part of the remote descriptor (XGMI: its IPC data), looked up once. */
+  private final byte[] remoteData;
   private final long spinNanos;
   private volatile String deadReason;
   private volatile StatusCode deadCode = StatusCode.ERR_BAD_STATE;
@@ -29,6 +31,7 @@ public final class IoEngineSession implements SessionActor.Handle {
     this.remote = remote;
     this.backend = backend;
     this.peer = peer;
+    this.remoteData = remote.backendData().get(backend.type());
     this.spinNanos = path.spinNanos();
   }
 
@@ -90,6 +93,7 @@ public final class IoEngineSession implements SessionActor.Handle {
     TransferStatusImpl st = new TransferStatusImpl(spinNanos);
     st.initSingle(kind, local.region(), localOffset, peer, remote.id(), remote.accessKey(), remote.address(),
         remoteOffset, size, uid);
+    st.remoteData(remoteData);
     backend.backend().submit(st);
     return st;
   }

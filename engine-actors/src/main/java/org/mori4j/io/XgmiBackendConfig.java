@@ -1,8 +1,10 @@
 package org.mori4j.io;
 
 /**
- * MORI-IO's XGMI (intra-node GPU peer) backend settings: streams and events per device. The XGMI backend
- * is not in this build yet: creating it fails with a clear {@link IoEngineException}.
+ * MORI-IO's XGMI (intra-node GPU peer) backend settings: streams per device that copies and batch kernels are
+ * spread over, and events per device, which bound the transfers on one device's GPU at once (more wait in the
+ * backend's queue). Creating the backend needs a GPU runtime; without one it fails with
+ * {@link StatusCode#ERR_GPU_OP} saying what was tried.
  */
 public record XgmiBackendConfig(int numStreams, int numEvents) implements BackendConfig {
   public XgmiBackendConfig {

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.mori4j.io.internal.ControlMessageSerializer;
 import org.mori4j.io.internal.EngineMessages;
+import org.mori4j.io.internal.XgmiMessages;
 
 /**
  * The serializer of the messages engines exchange over remoting, taken from a real engine's ActorSystem:
@@ -64,7 +65,13 @@ class ControlMessageFuzzTest {
         new IoEngineProtocol.MemoryLookup("none", List.of()),
         new EngineMessages.BackendHandshake("engine-y", BackendType.TCP, new byte[] {1, 2, 3}, ref()),
         new EngineMessages.HandshakeReply(new byte[] {9, 8, 7, 6}, null),
-        new EngineMessages.HandshakeReply(new byte[0], "refused: no TCP backend"));
+        new EngineMessages.HandshakeReply(new byte[0], "refused: no TCP backend"),
+        new XgmiMessages.Confirm("engine-y", 7, -99, ref(), ref()),
+        new XgmiMessages.ConfirmReply(0x7f00_0000_0000L, 1L << 30, new byte[94], 0, ""),
+        new XgmiMessages.ConfirmReply(0, 0, new byte[0], 2, "memory id 7 is not registered"),
+        new XgmiMessages.Revoke("engine-x", 7, ref()),
+        new XgmiMessages.Revoked("engine-y", 7),
+        new XgmiMessages.ImporterClosed("engine-y"));
   }
 
   /** Field-wise equality for the records that hold arrays. */
@@ -85,6 +92,17 @@ class ControlMessageFuzzTest {
       case IoEngineProtocol.LookupMemory l when actual instanceof IoEngineProtocol.LookupMemory a -> {
         assertEquals(l.name(), a.name());
         assertEquals(l.replyTo().path(), a.replyTo().path());
+      }
+      case XgmiMessages.Confirm c when actual instanceof XgmiMessages.Confirm a -> {
+        assertEquals(List.of(c.fromKey(), c.regionId(), c.accessKey(), c.from().path(), c.replyTo().path()),
+            List.of(a.fromKey(), a.regionId(), a.accessKey(), a.from().path(), a.replyTo().path()));
+      }
+      case XgmiMessages.ConfirmReply c when actual instanceof XgmiMessages.ConfirmReply a -> {
+        assertEquals(List.of(c.address(), c.size(), c.error(), c.reason()), List.of(a.address(), a.size(), a.error(), a.reason()));
+        assertArrayEquals(c.data(), a.data());
+      }
+      case XgmiMessages.Revoke r when actual instanceof XgmiMessages.Revoke a -> {
+        assertEquals(List.of(r.ownerKey(), r.regionId(), r.replyTo().path()), List.of(a.ownerKey(), a.regionId(), a.replyTo().path()));
       }
       default -> assertEquals(expected, actual);
     }

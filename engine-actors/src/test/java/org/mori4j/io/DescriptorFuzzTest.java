@@ -30,7 +30,37 @@ class DescriptorFuzzTest {
         new EngineDesc("engine-1", "node-a", "127.0.0.1", 25520, 12345, path, Set.of(BackendType.TCP)),
         new EngineDesc("ключ-é-\uD83D\uDE00", "nœud", "::1", 65535, -1, path + "/x", EnumSet.allOf(BackendType.class)),
         new EngineDesc("k".repeat(255), "n".repeat(300), "h".repeat(253), 1, Long.MAX_VALUE, "p".repeat(4096),
-            EnumSet.of(BackendType.RDMA, BackendType.XGMI)));
+            EnumSet.of(BackendType.RDMA, BackendType.XGMI)),
+        new EngineDesc("engine-x", "node-a", "127.0.0.1", 25520, 12345, path, EnumSet.of(BackendType.XGMI, BackendType.TCP),
+            Map.of(BackendType.XGMI, org.mori4j.transport.xgmi.XgmiHost.local().encode())),
+        new EngineDesc("engine-y", "node-b", "::1", 1, 2, path, EnumSet.allOf(BackendType.class),
+            Map.of(BackendType.XGMI, new byte[] {1}, BackendType.RDMA, new byte[0], BackendType.TCP, "t".getBytes())));
+  }
+
+  @Test
+  void engineDescriptorsCarryBackendDataAndStayReadableByVersionOneReaders() {
+    EngineDesc plain = engineSamples().get(1);
+    byte[] v1 = plain.toBytes();
+    assertEquals(1, ByteBuffer.wrap(v1).getShort(4), "without backend data the descriptor keeps version 1");
+    EngineDesc withData = engineSamples().get(4);
+    byte[] v2 = withData.toBytes();
+    assertEquals(2, ByteBuffer.wrap(v2).getShort(4));
+    EngineDesc back = EngineDesc.fromBytes(v2);
+    assertEquals(withData, back);
+    assertArrayEquals(org.mori4j.transport.xgmi.XgmiHost.local().encode(), back.backendData(BackendType.XGMI));
+    assertNotEquals(plain, new EngineDesc(plain.key(), plain.nodeId(), plain.host(), plain.port(), plain.pid(), plain.controlPath(),
+        plain.backends(), Map.of(BackendType.TCP, new byte[] {1})), "backend data is part of the identity");
+    // an entry count of 0, a duplicate backend and an unknown backend are refused
+    int countAt = v2.length - (1 + 1 + 4 + withData.backendData(BackendType.XGMI).length);
+    for (int[] poke : new int[][] {{countAt, 0}, {countAt, 4}, {countAt + 1, 9}}) {
+      byte[] c = v2.clone();
+      c[poke[0]] = (byte) poke[1];
+      assertThrows(IllegalArgumentException.class, () -> EngineDesc.fromBytes(c), "byte " + poke[0] + " = " + poke[1]);
+    }
+    byte[] v3 = v2.clone();
+    ByteBuffer.wrap(v3).putShort(4, (short) 3);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> EngineDesc.fromBytes(v3));
+    assertTrue(e.getMessage().contains("1..2"), e.getMessage());
   }
 
   static List<MemoryDesc> memorySamples() {
@@ -119,15 +149,21 @@ class DescriptorFuzzTest {
   void otherVersionOrMagicIsRejected() {
     byte[] e = engineSamples().get(1).toBytes();
     byte[] m = memorySamples().get(1).toBytes();
-    for (int v : new int[] {0, 2, 0xffff}) {
+    // EngineDesc reads versions 1 and 2 (2: with backend data), MemoryDesc version 1
+    for (int[] v : new int[][] {{0, 0}, {3, 2}, {0xffff, 0xffff}}) {
       byte[] ce = e.clone(), cm = m.clone();
-      ce[4] = cm[4] = (byte) (v >>> 8);
-      ce[5] = cm[5] = (byte) v;
+      ce[4] = (byte) (v[0] >>> 8);
+      ce[5] = (byte) v[0];
+      cm[4] = (byte) (v[1] >>> 8);
+      cm[5] = (byte) v[1];
       IllegalArgumentException x = assertThrows(IllegalArgumentException.class, () -> EngineDesc.fromBytes(ce));
       assertTrue(x.getMessage().contains("version"), x.getMessage());
       x = assertThrows(IllegalArgumentException.class, () -> MemoryDesc.fromBytes(cm));
       assertTrue(x.getMessage().contains("version"), x.getMessage());
     }
+    byte[] relabelled = e.clone();
+    relabelled[5] = 2; // a version-1 body claiming version 2 lacks the backend data
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> EngineDesc.fromBytes(relabelled)).getMessage().contains("truncated"));
     byte[] ce = e.clone(), cm = m.clone();
     ce[0] ^= 1;
     cm[3] ^= 1;

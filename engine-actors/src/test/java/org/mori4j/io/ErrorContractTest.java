@@ -299,10 +299,26 @@ class ErrorContractTest {
   }
 
   @Test
-  void backendsThatAreNotInThisBuildAreRefused() {
+  void theRdmaBackendIsRefusedWithoutADevice() {
     // this machine has no RDMA device: the refusal says so (RdmaBackendAbsenceTest covers the reasons)
     assertControlFails(StatusCode.ERR_RDMA_OP, () -> p.initiator.createBackend(BackendType.RDMA, RdmaBackendConfig.defaults()), "RDMA");
-    assertControlFails(StatusCode.ERR_INVALID_ARGS, () -> p.initiator.createBackend(BackendType.XGMI, XgmiBackendConfig.defaults()), "XGMI");
+  }
+
+  @Test
+  void xgmiBackendNeedsAGpuRuntime() {
+    org.mori4j.natives.gpu.GpuRuntime gpu = org.mori4j.natives.gpu.GpuRuntimes.select("auto");
+    if (gpu.available()) {
+      // a GPU machine: the backend starts (XgmiTransferGpuTest covers what it does)
+      p.initiator.createBackend(BackendType.XGMI, XgmiBackendConfig.defaults());
+      p.initiator.removeBackend(BackendType.XGMI);
+      return;
+    }
+    // no GPU runtime: refused at once with the runtime's one message naming what was tried, and nothing is left behind
+    IoEngineException e = assertControlFails(StatusCode.ERR_GPU_OP,
+        () -> p.initiator.createBackend(BackendType.XGMI, XgmiBackendConfig.defaults()), "XGMI", "needs a GPU runtime", "tried");
+    assertFalse(e.getMessage().contains("not available in this build"), e.getMessage());
+    assertFalse(p.initiator.engineDesc().backends().contains(BackendType.XGMI));
+    assertControlFails(StatusCode.ERR_NOT_FOUND, () -> p.initiator.removeBackend(BackendType.XGMI), "XGMI");
   }
 
   @Test

@@ -21,7 +21,8 @@ import org.mori4j.io.MemoryDesc;
  */
 public final class ControlMessageSerializer extends SerializerWithStringManifest {
   private static final String ENGINE_DESC = "E", MEMORY_DESC = "M", GET_DESC = "G", LOOKUP = "L", LOOKUP_REPLY = "R",
-      HANDSHAKE = "H", HANDSHAKE_REPLY = "h";
+      HANDSHAKE = "H", HANDSHAKE_REPLY = "h", XGMI_CONFIRM = "XC", XGMI_CONFIRM_REPLY = "Xc", XGMI_REVOKE = "XR", XGMI_REVOKED = "Xr",
+      XGMI_IMPORTER_CLOSED = "XI";
 
   private final ExtendedActorSystem system;
   private volatile ActorRefResolver resolver;
@@ -51,6 +52,11 @@ public final class ControlMessageSerializer extends SerializerWithStringManifest
       case IoEngineProtocol.MemoryLookup r -> LOOKUP_REPLY;
       case EngineMessages.BackendHandshake h -> HANDSHAKE;
       case EngineMessages.HandshakeReply h -> HANDSHAKE_REPLY;
+      case XgmiMessages.Confirm c -> XGMI_CONFIRM;
+      case XgmiMessages.ConfirmReply c -> XGMI_CONFIRM_REPLY;
+      case XgmiMessages.Revoke r -> XGMI_REVOKE;
+      case XgmiMessages.Revoked r -> XGMI_REVOKED;
+      case XgmiMessages.ImporterClosed c -> XGMI_IMPORTER_CLOSED;
       default -> throw new IllegalArgumentException("cannot serialize " + o.getClass().getName());
     };
   }
@@ -69,6 +75,11 @@ public final class ControlMessageSerializer extends SerializerWithStringManifest
       }
       case EngineMessages.BackendHandshake h -> w.string(h.fromKey()).i8(h.type().ordinal()).blob(h.request()).string(ref(h.replyTo()));
       case EngineMessages.HandshakeReply h -> w.blob(h.data()).i8(h.error() == null ? 0 : 1).string(h.error() == null ? "" : h.error());
+      case XgmiMessages.Confirm c -> w.string(c.fromKey()).i64(c.regionId()).i64(c.accessKey()).string(ref(c.from())).string(ref(c.replyTo()));
+      case XgmiMessages.ConfirmReply c -> w.i64(c.address()).i64(c.size()).blob(c.data()).i8(c.error()).string(c.reason());
+      case XgmiMessages.Revoke r -> w.string(r.ownerKey()).i64(r.regionId()).string(ref(r.replyTo()));
+      case XgmiMessages.Revoked r -> w.string(r.importerKey()).i64(r.regionId());
+      case XgmiMessages.ImporterClosed c -> w.string(c.importerKey());
       default -> throw new IllegalArgumentException("cannot serialize " + o.getClass().getName());
     }
     return w.toBytes();
@@ -119,6 +130,33 @@ public final class ControlMessageSerializer extends SerializerWithStringManifest
         String text = DescriptorCodec.readString(in, "error");
         yield new EngineMessages.HandshakeReply(data, err ? text : null);
       }
+      case XGMI_CONFIRM -> {
+        String from = DescriptorCodec.readString(in, "fromKey");
+        DescriptorCodec.need(in, 16, "region");
+        long region = in.getLong();
+        long key = in.getLong();
+        yield new XgmiMessages.Confirm(from, region, key, resolve(in), resolve(in));
+      }
+      case XGMI_CONFIRM_REPLY -> {
+        DescriptorCodec.need(in, 16, "region");
+        long address = in.getLong();
+        long size = in.getLong();
+        byte[] data = DescriptorCodec.readBlob(in, "data");
+        DescriptorCodec.need(in, 1, "error");
+        int error = in.get() & 0xff;
+        yield new XgmiMessages.ConfirmReply(address, size, data, error, DescriptorCodec.readString(in, "reason"));
+      }
+      case XGMI_REVOKE -> {
+        String owner = DescriptorCodec.readString(in, "ownerKey");
+        DescriptorCodec.need(in, 8, "region");
+        yield new XgmiMessages.Revoke(owner, in.getLong(), resolve(in));
+      }
+      case XGMI_REVOKED -> {
+        String importer = DescriptorCodec.readString(in, "importerKey");
+        DescriptorCodec.need(in, 8, "region");
+        yield new XgmiMessages.Revoked(importer, in.getLong());
+      }
+      case XGMI_IMPORTER_CLOSED -> new XgmiMessages.ImporterClosed(DescriptorCodec.readString(in, "importerKey"));
       default -> throw new NotSerializableException("unknown manifest '" + manifest + "'");
     };
     DescriptorCodec.expectEnd(in, manifest);

@@ -20,6 +20,16 @@ public final class DescriptorCodec {
 
   /** Opens {@code bytes} for reading after checking the magic and the version. */
   public static ByteBuffer open(byte[] bytes, int magic, int version, String what) {
+    return open(bytes, magic, version, version, what);
+  }
+
+  /** The version of a descriptor that {@link #open(byte[], int, int, int, String)} accepted. */
+  public static int version(ByteBuffer opened) {
+    return opened.getShort(4) & 0xffff;
+  }
+
+  /** Opens {@code bytes} after checking the magic and that the version is in {@code [minVersion, maxVersion]}. */
+  public static ByteBuffer open(byte[] bytes, int magic, int minVersion, int maxVersion, String what) {
     if (bytes == null) throw new IllegalArgumentException(what + ": bytes must not be null");
     if (bytes.length < 6) throw new IllegalArgumentException(what + ": too short (" + bytes.length + " bytes)");
     if (bytes.length > MAX_DESCRIPTOR_BYTES)
@@ -28,7 +38,9 @@ public final class DescriptorCodec {
     int m = in.getInt();
     if (m != magic) throw new IllegalArgumentException(what + ": bad magic 0x" + Integer.toHexString(m));
     int v = in.getShort() & 0xffff;
-    if (v != version) throw new IllegalArgumentException(what + ": unsupported version " + v + " (this build reads " + version + ")");
+    if (v < minVersion || v > maxVersion)
+      throw new IllegalArgumentException(what + ": unsupported version " + v + " (this build reads "
+          + (minVersion == maxVersion ? String.valueOf(minVersion) : minVersion + ".." + maxVersion) + ")");
     return in;
   }
 

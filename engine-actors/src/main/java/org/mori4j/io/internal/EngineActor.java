@@ -32,6 +32,7 @@ import org.mori4j.io.RdmaBackendConfig;
 import org.mori4j.io.StatusCode;
 import org.mori4j.io.TcpBackendConfig;
 import org.mori4j.io.TransferStatus;
+import org.mori4j.io.XgmiBackendConfig;
 import org.mori4j.natives.verbs.RdmaDevices;
 import org.mori4j.transport.InboundNotifications;
 import org.mori4j.transport.LocalRegion;
@@ -39,6 +40,10 @@ import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
 import org.mori4j.transport.tcp.TcpBackend;
 import org.mori4j.transport.tcp.TcpSettings;
+import org.mori4j.transport.TransferBackend;
+import org.mori4j.transport.TransportException;
+import org.mori4j.transport.xgmi.XgmiBackend;
+import org.mori4j.transport.xgmi.XgmiSettings;
 
 /**
  * The engine actor: owns the registrations, the remote engines, the backends and the sessions of one
@@ -66,6 +71,8 @@ public final class EngineActor extends AbstractBehavior<Command> {
   private boolean closed;
   /** The engine's GPU runtime (selected on first need) and the staging its TCP backend uses for GPU memory. */
   private final GpuStaging gpu;
+  /** XGMI's control traffic: confirming remote regions, revoking this engine's regions from their importers. */
+  private final XgmiControl xgmi;
 
   public static Behavior<Command> create(Identity id, EngineSettings settings, TransferPath path, String bindHost) {
     return Behaviors.setup(ctx -> new EngineActor(ctx, id, settings, path, bindHost));
@@ -78,6 +85,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
     this.path = path;
     this.bindHost = bindHost;
     this.gpu = new GpuStaging(settings.gpuRuntime());
+    this.xgmi = new XgmiControl(id.key(), ctx.getSystem(), ctx.getSelf(), path, settings.handshakeTimeout());
     int remembered = settings.lostPeersRemembered();
     this.lost = new java.util.LinkedHashMap<>() {
       @Override
@@ -134,8 +142,26 @@ public final class EngineActor extends AbstractBehavior<Command> {
           sessions.remove(m.session());
           return this;
         })
+        .onMessage(XgmiMessages.Confirm.class, m -> {
+          xgmi.confirm(m, locals, closed);
+          return this;
+        })
+        .onMessage(XgmiMessages.Revoke.class, m -> {
+          Routes.Backend b = backends.get(BackendType.XGMI);
+          xgmi.revoked(m, b == null ? null : (XgmiBackend) b.backend());
+          return this;
+        })
+        .onMessage(XgmiMessages.ImporterClosed.class, m -> {
+          xgmi.forgetImporter(m.importerKey());
+          return this;
+        })
+        .onMessage(MemoryRevoked.class, m -> {
+          m.replyTo().tell(StatusReply.success(Done.getInstance()));
+          return this;
+        })
         .onMessage(EngineMessages.Shutdown.class, this::shutdown)
         .onMessage(ShutdownDone.class, m -> {
+          xgmi.tellOwnersClosed();
           m.replyTo().tell(Done.getInstance());
           return Behaviors.stopped();
         })
@@ -144,13 +170,21 @@ public final class EngineActor extends AbstractBehavior<Command> {
 
   private record ShutdownDone(ActorRef<Done> replyTo) implements Internal {}
 
+  /** Every engine that mapped a deregistered region by XGMI has dropped it (or did not answer in time). */
+  private record MemoryRevoked(ActorRef<StatusReply<Done>> replyTo) implements Internal {}
+
   /** The pointer check of a GPU registration came back from the backend dispatcher. */
   private record GpuMemoryChecked(RegisterMemory request, long address, long size, Throwable failure) implements Internal {}
 
   /** The engine's descriptor as of now. */
   private EngineDesc desc() {
     String control = ActorRefResolver.get(getContext().getSystem()).toSerializationFormat(getContext().getSelf());
-    return new EngineDesc(id.key(), id.nodeId(), id.host(), id.port(), id.pid(), control, backends.keySet());
+    Map<BackendType, byte[]> data = new EnumMap<>(BackendType.class);
+    backends.forEach((t, b) -> {
+      byte[] d = b.backend().engineData();
+      if (d.length > 0) data.put(t, d);
+    });
+    return new EngineDesc(id.key(), id.nodeId(), id.host(), id.port(), id.pid(), control, backends.keySet(), data);
   }
 
   private void publish() {
@@ -194,11 +228,17 @@ public final class EngineActor extends AbstractBehavior<Command> {
       return fail(m.replyTo(), StatusCode.ERR_RDMA_OP, "the RDMA backend is not implemented yet in this build of mori4j"
           + " (only TCP is); RDMA devices on this machine: " + String.join(", ", rdma.devices()), this);
     }
-    if (!(m.config() instanceof TcpBackendConfig tcp))
-      return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "the " + type + " backend is not available in this build of mori4j (only TCP is)", this);
-    TcpBackend backend = new TcpBackend(id.key(), new TcpSettings(bindHost, settings.tcpPort(), tcp.connectionsPerPeer(),
-        tcp.ioThreads(), tcp.stripeThreshold(), tcp.socketBufferBytes(), tcp.peerTimeout(), tcp.connectTimeout(),
-        settings.tcpMaxBatchEntries(), tcp.enableNotification(), settings.tcpGpuStagingChunk()), gpu);
+    TransferBackend backend;
+    if (m.config() instanceof XgmiBackendConfig x) {
+      // the GPU runtime is opened, the devices read and the batch kernel compiled by start(), on the backend dispatcher
+      backend = new XgmiBackend(id.key(), XgmiSettings.of(x.numStreams(), x.numEvents()), gpu::runtime, xgmi.confirmer());
+    } else if (m.config() instanceof TcpBackendConfig tcp) {
+      backend = new TcpBackend(id.key(), new TcpSettings(bindHost, settings.tcpPort(), tcp.connectionsPerPeer(),
+          tcp.ioThreads(), tcp.stripeThreshold(), tcp.socketBufferBytes(), tcp.peerTimeout(), tcp.connectTimeout(),
+          settings.tcpMaxBatchEntries(), tcp.enableNotification(), settings.tcpGpuStagingChunk()), gpu);
+    } else {
+      return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "the " + type + " backend is not available in this build of mori4j", this);
+    }
     ActorRef<BackendActor.Command> actor = getContext().spawn(
         BackendActor.create(id.key(), type, backend, settings, getContext().getSelf()), "backend-" + type.name().toLowerCase(),
         DispatcherSelector.fromConfig("mori4j.dispatchers.backend"));
@@ -208,8 +248,11 @@ public final class EngineActor extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> backendStarted(EngineMessages.BackendStarted m) {
-    if (m.failure() != null)
-      return fail(m.replyTo(), StatusCode.ERR_TRANSPORT, "cannot start the " + m.type() + " backend: " + m.failure().getMessage(), this);
+    if (m.failure() != null) {
+      // a backend that says why it cannot start (no GPU runtime: GPU_OP) keeps its code
+      StatusCode code = m.failure() instanceof TransportException te ? TransferStatusImpl.map(te.error()) : StatusCode.ERR_TRANSPORT;
+      return fail(m.replyTo(), code, "cannot start the " + m.type() + " backend: " + m.failure().getMessage(), this);
+    }
     backends.put(m.type(), new Routes.Backend(m.type(), m.backend(), m.actor()));
     // regions registered before this backend existed become reachable through it too
     for (Routes.Local l : locals.values()) m.actor().tell(new BackendActor.Register(l.region(), getContext().getSystem().ignoreRef()));
@@ -252,6 +295,12 @@ public final class EngineActor extends AbstractBehavior<Command> {
     for (BackendType t : backends.keySet()) {
       if (!d.backends().contains(t)) continue;
       if (existing != null && existing.handles().containsKey(t) && backends.get(t).backend().connected(d.key())) continue;
+      if (!backends.get(t).backend().reaches(d.backendData().get(t))) {
+        // XGMI and an engine on another host: nothing to connect; the other backends carry its transfers
+        getContext().getLog().info("engine '{}': the {} backend cannot reach engine '{}' (another host); its transfers use {}", id.key(), t,
+            d.key(), backends.keySet().stream().filter(o -> o != t && d.backends().contains(o)).toList());
+        continue;
+      }
       common.add(t);
     }
     Map<BackendType, CompletableFuture<StatusReply<Object>>> asks = new EnumMap<>(BackendType.class);
@@ -268,12 +317,21 @@ public final class EngineActor extends AbstractBehavior<Command> {
       Map<BackendType, Object> handles = new EnumMap<>(BackendType.class);
       if (existing != null) handles.putAll(existing.handles());
       StringBuilder failures = new StringBuilder();
+      String[] xgmiFailure = {null};
       asks.forEach((t, f) -> {
         StatusReply<Object> r = f.isCompletedExceptionally() ? null : f.join();
-        if (r != null && r.isSuccess()) handles.put(t, r.getValue());
-        else failures.append(failures.isEmpty() ? "" : "; ").append(t).append(": ")
-            .append(r == null ? "no answer from the backend" : r.getError().getMessage());
+        String why = r == null ? "no answer from the backend" : r.isSuccess() ? null : r.getError().getMessage();
+        if (why == null) handles.put(t, r.getValue());
+        else if (t == BackendType.XGMI) xgmiFailure[0] = why;
+        else failures.append(failures.isEmpty() ? "" : "; ").append(t).append(": ").append(why);
       });
+      if (xgmiFailure[0] != null) {
+        // XGMI is an accelerator of transfers another backend can carry too: its failure fails the registration
+        // only when nothing else connected
+        if (handles.isEmpty() && failures.isEmpty()) failures.append("XGMI: ").append(xgmiFailure[0]);
+        else getContext().getLog().warn("engine '{}': XGMI cannot connect to engine '{}' ({}); its transfers use {}", id.key(), d.key(),
+            xgmiFailure[0], handles.keySet());
+      }
       return new EngineMessages.RemoteConnected(d, handles, failures.isEmpty() ? null : failures.toString(), m.replyTo());
     });
     return this;
@@ -300,6 +358,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
     if (key == null || peers.remove(key) == null)
       return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "engine '" + key + "' is not registered with engine '" + id.key() + "'", this);
     publish();
+    xgmi.forgetImporter(key);
     invalidateSessions(s -> s.peerKey().equals(key), StatusCode.ERR_BAD_STATE, "engine '" + key + "' was deregistered");
     for (Routes.Backend b : backends.values())
       b.actor().tell(new BackendActor.Disconnect(key, TransportError.BAD_STATE, "engine '" + key + "' was deregistered"));
@@ -323,6 +382,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
     publish();
     getContext().getLog().warn("engine '{}' declares engine '{}' lost{}: {}", id.key(), key, wasRegistered ? "" : " (it was not registered)", reason);
     String message = "engine '" + key + "' was lost: " + reason;
+    xgmi.forgetImporter(key);
     invalidateSessions(s -> s.peerKey().equals(key), StatusCode.ERR_PEER_LOST, message);
     for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Disconnect(key, TransportError.PEER_LOST, message));
     m.replyTo().tell(StatusReply.success(Done.getInstance()));
@@ -432,7 +492,8 @@ public final class EngineActor extends AbstractBehavior<Command> {
     publish();
     for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Deregister(l.region()));
     invalidateSessions(s -> s.localId() == d.id(), StatusCode.ERR_BAD_STATE, "memory id " + d.id() + " was deregistered");
-    m.replyTo().tell(StatusReply.success(Done.getInstance()));
+    // engines that mapped it by XGMI drop their mappings first: the caller may free the memory once this returns
+    getContext().pipeToSelf(xgmi.revokeImporters(d.id()), (ok, err) -> new MemoryRevoked(m.replyTo()));
     return this;
   }
 
@@ -493,11 +554,17 @@ public final class EngineActor extends AbstractBehavior<Command> {
     closed = true;
     publish();
     sessions.forEach((ref, s) -> s.session().invalidate(StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' is closed"));
-    List<CompletableFuture<Done>> stops = new ArrayList<>();
     Duration t = settings.askTimeout();
-    for (Routes.Backend b : backends.values())
-      stops.add(AskPattern.ask(b.actor(), BackendActor.Stop::new, t, getContext().getSystem().scheduler()).toCompletableFuture());
-    getContext().pipeToSelf(CompletableFuture.allOf(stops.toArray(CompletableFuture[]::new)), (ok, err) -> new ShutdownDone(m.replyTo()));
+    List<Routes.Backend> toStop = List.copyOf(backends.values());
+    org.apache.pekko.actor.typed.Scheduler scheduler = getContext().getSystem().scheduler();
+    // engines that mapped this engine's GPU memory by XGMI drop their mappings before the backends stop
+    CompletableFuture<Void> stopped = xgmi.revokeAllImporters().thenCompose(v -> {
+      List<CompletableFuture<Done>> stops = new ArrayList<>();
+      for (Routes.Backend b : toStop)
+        stops.add(AskPattern.ask(b.actor(), BackendActor.Stop::new, t, scheduler).toCompletableFuture());
+      return CompletableFuture.allOf(stops.toArray(CompletableFuture[]::new));
+    });
+    getContext().pipeToSelf(stopped, (ok, err) -> new ShutdownDone(m.replyTo()));
     return this;
   }
 }

@@ -59,6 +59,7 @@ public final class TransferPath {
     TransferStatusImpl st = new TransferStatusImpl(spinNanos);
     st.initSingle(kind, l.region(), localOffset, p.handles().get(b.type()), remote.id(), remote.accessKey(),
         remote.address(), remoteOffset, size, uid);
+    st.remoteData(remote.backendData().get(b.type()));
     b.backend().submit(st);
     return st;
   }
@@ -98,6 +99,7 @@ public final class TransferPath {
       st.initBatch(kind, l.region(), merged[0], p.handles().get(b.type()), remote.id(), remote.accessKey(),
           remote.address(), merged[1], merged[2], uid);
     }
+    st.remoteData(remote.backendData().get(b.type()));
     b.backend().submit(st);
     return st;
   }
@@ -162,11 +164,15 @@ public final class TransferPath {
         + "' can move " + (l.region().gpu() ? "GPU" : "CPU") + " memory to " + remote.location() + " memory");
   }
 
-  /** The first backend, in preference order, that reaches the peer and can move this kind of memory. */
+  /**
+   * The first backend, in preference order (XGMI, RDMA, TCP), that reaches the peer and can move bytes between
+   * these two regions: XGMI takes GPU-to-GPU pairs of one host by itself, everything else falls through to TCP.
+   */
   static Routes.Backend choose(Routes r, Routes.Local l, Routes.Peer p, MemoryDesc remote) {
+    boolean remoteGpu = remote.location() == MemoryLocationType.GPU;
     for (Routes.Backend b : r.backends()) {
-      if (p.handles().get(b.type()) != null && b.backend().canServe(l.region(), remote.location() == MemoryLocationType.GPU))
-        return b;
+      Object handle = p.handles().get(b.type());
+      if (handle != null && b.backend().canServe(l.region(), handle, remoteGpu, remote.backendData().get(b.type()))) return b;
     }
     return null;
   }

@@ -1,0 +1,144 @@
+package org.mori4j.io.internal;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorRefResolver;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.mori4j.io.BackendType;
+import org.mori4j.io.IoEngineProtocol;
+import org.mori4j.io.MemoryDesc;
+import org.mori4j.io.MemoryLocationType;
+import org.mori4j.transport.TransportError;
+import org.mori4j.transport.xgmi.RegionConfirmer;
+import org.mori4j.transport.xgmi.XgmiBackend;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The engine's side of XGMI's control traffic. As owner, it answers {@link XgmiMessages.Confirm} from its own
+ * registrations and remembers who asked, so that deregistering a region (or closing) first makes each of
+ * those engines close its IPC mappings of it: freeing exported GPU memory while another process still maps it
+ * is undefined behaviour, so deregistration returns only once they have answered (or a handshake timeout
+ * passed). As initiator, it gives its XGMI backend the {@link RegionConfirmer} that asks owners, and hands
+ * their revocations to the backend. All state belongs to the engine actor; {@link #confirmer} is called from
+ * the backend's worker thread and only reads the published {@link Routes}.
+ */
+final class XgmiControl {
+  private static final Logger log = LoggerFactory.getLogger(XgmiControl.class);
+
+  private final String engineKey;
+  private final ActorSystem<?> system;
+  private final ActorRef<IoEngineProtocol.Command> self;
+  private final TransferPath path;
+  private final Duration timeout;
+  /** Region id to the engines that confirmed it (key to engine actor). */
+  private final Map<Long, Map<String, ActorRef<IoEngineProtocol.Command>>> importers = new HashMap<>();
+  /** Owners that confirmed a region to this engine (written by the backend's worker thread), told when this engine closes. */
+  private final java.util.concurrent.ConcurrentHashMap<String, ActorRef<IoEngineProtocol.Command>> owners =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  XgmiControl(String engineKey, ActorSystem<?> system, ActorRef<IoEngineProtocol.Command> self, TransferPath path, Duration timeout) {
+    this.engineKey = engineKey;
+    this.system = system;
+    this.self = self;
+    this.path = path;
+    this.timeout = timeout;
+  }
+
+  /** What the XGMI backend calls (worker thread) to confirm a region with its owner. */
+  RegionConfirmer confirmer() {
+    return (peerKey, regionId, accessKey, answer) -> {
+      Routes.Peer p = path.routes().peers().get(peerKey);
+      if (p == null) {
+        answer.refused(TransportError.NOT_FOUND, "engine '" + peerKey + "' is not registered with engine '" + engineKey + "'");
+        return;
+      }
+      ActorRef<IoEngineProtocol.Command> owner = ActorRefResolver.get(system).resolveActorRef(p.desc().controlPath());
+      AskPattern.<IoEngineProtocol.Command, XgmiMessages.ConfirmReply>ask(owner,
+              r -> new XgmiMessages.Confirm(engineKey, regionId, accessKey, self, r), timeout, system.scheduler())
+          .whenComplete((reply, err) -> {
+            if (err != null) {
+              answer.refused(TransportError.TIMEOUT, "engine '" + peerKey + "' did not confirm memory id " + regionId + " within "
+                  + timeout.toMillis() + " ms (" + err.getMessage() + ")");
+            } else if (reply.error() != 0) {
+              answer.refused(TransportError.fromWire(reply.error()), reply.reason());
+            } else {
+              owners.put(peerKey, owner);
+              answer.registered(reply.address(), reply.size(), reply.data());
+            }
+          });
+    };
+  }
+
+  /** Owner side (engine actor): answers from {@code locals} and remembers the asker. */
+  void confirm(XgmiMessages.Confirm m, Map<Long, Routes.Local> locals, boolean closed) {
+    Routes.Local l = closed ? null : locals.get(m.regionId());
+    String where = "memory id " + m.regionId() + " of engine '" + engineKey + "'";
+    if (l == null || !l.region().live() || l.desc().accessKey() != m.accessKey()) {
+      m.replyTo().tell(refusal(TransportError.NOT_FOUND, where + " is not registered (deregistered, never registered, or another access key)"));
+      return;
+    }
+    MemoryDesc d = l.desc();
+    byte[] data = d.backendData().get(BackendType.XGMI);
+    if (d.location() != MemoryLocationType.GPU || data == null) {
+      m.replyTo().tell(refusal(TransportError.INVALID_ARGS, where + " has no XGMI data (" + (d.location() == MemoryLocationType.GPU
+          ? "registered before the XGMI backend was created" : "host memory") + ")"));
+      return;
+    }
+    importers.computeIfAbsent(m.regionId(), k -> new HashMap<>()).put(m.fromKey(), m.from());
+    m.replyTo().tell(new XgmiMessages.ConfirmReply(d.address(), d.size(), data, 0, ""));
+  }
+
+  private static XgmiMessages.ConfirmReply refusal(TransportError error, String reason) {
+    return new XgmiMessages.ConfirmReply(0, 0, new byte[0], error.wire(), reason);
+  }
+
+  /**
+   * Owner side: tells every engine that confirmed {@code regionId} to drop it; completes when all answered
+   * or the timeout passed (an importer that is gone cannot be waited for; it is named in the log).
+   */
+  CompletableFuture<Void> revokeImporters(long regionId) {
+    Map<String, ActorRef<IoEngineProtocol.Command>> who = importers.remove(regionId);
+    if (who == null || who.isEmpty()) return CompletableFuture.completedFuture(null);
+    List<CompletableFuture<?>> answers = new ArrayList<>();
+    who.forEach((key, ref) -> answers.add(AskPattern.<IoEngineProtocol.Command, XgmiMessages.Revoked>ask(ref,
+            r -> new XgmiMessages.Revoke(engineKey, regionId, r), timeout, system.scheduler())
+        .toCompletableFuture().exceptionally(err -> {
+          log.warn("engine '{}': engine '{}' did not confirm it dropped its XGMI mapping of memory id {} within {} ms ({})",
+              engineKey, key, regionId, timeout.toMillis(), err.getMessage());
+          return null;
+        })));
+    return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new));
+  }
+
+  /** Owner side, on close: every region. */
+  CompletableFuture<Void> revokeAllImporters() {
+    List<CompletableFuture<Void>> all = new ArrayList<>();
+    for (Long id : new ArrayList<>(importers.keySet())) all.add(revokeImporters(id));
+    return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+  }
+
+  /** On close, after the backends stopped (every mapping closed): owners need not wait for this engine any more. */
+  void tellOwnersClosed() {
+    owners.forEach((key, ref) -> ref.tell(new XgmiMessages.ImporterClosed(engineKey)));
+    owners.clear();
+  }
+
+  /** An engine that was deregistered, lost or closed will not answer revocations: stop waiting for it. */
+  void forgetImporter(String key) {
+    importers.values().forEach(m -> m.remove(key));
+  }
+
+  /** Importer side (engine actor): hands the revocation to the backend, which answers once its mappings are closed. */
+  void revoked(XgmiMessages.Revoke m, XgmiBackend backend) {
+    Runnable answer = () -> m.replyTo().tell(new XgmiMessages.Revoked(engineKey, m.regionId()));
+    if (backend == null) answer.run();
+    else backend.revoke(m.ownerKey(), m.regionId(), answer);
+  }
+}
