@@ -20,4 +20,10 @@ class ExamplesRunTest {
   void actorApiExampleRuns() {
     assertDoesNotThrow(() -> ActorApiExample.main(new String[0]));
   }
+
+  @Test
+  void clusterKvCacheRuns() {
+    // three JVMs (this one and two children), one SIGKILLed: about 40 s on a 2-core machine
+    assertDoesNotThrow(() -> ClusterKvCache.main(new String[0]));
+  }
 }
