@@ -41,13 +41,16 @@ import picocli.CommandLine.TypeConversionException;
 public final class BenchCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Option(names = "--backend", defaultValue = "tcp", description = "Transfer backend: tcp (rdma, xgmi: not in this build).")
+  @Option(names = "--backend", defaultValue = "tcp", description = "Transfer backend: tcp or xgmi (GPU memory of this host; rdma: not in this build).")
   String backend;
+
+  @Option(names = "--xgmi-single-process", description = "With --backend xgmi: the target engine in this JVM (direct peer copies) instead of a child JVM (IPC handles).")
+  boolean xgmiSingleProcess;
 
   @Mixin
   SweepOptions sweep = new SweepOptions();
 
-  @Option(names = "--mem-type", defaultValue = "cpu", description = "Memory of this side's buffer: cpu or gpu (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--mem-type", description = "Memory of this side's buffer: cpu or gpu (default: cpu; gpu with --backend xgmi).")
   String memType;
 
   @Option(names = "--gpu-device", defaultValue = "0", description = "With --mem-type gpu: this side's device (default: ${DEFAULT-VALUE}).")
@@ -91,6 +94,9 @@ public final class BenchCommand implements Callable<Integer> {
   /** Bytes the measured blocks cycle over (both buffers), known once the target's buffer was looked up. */
   private long capacity;
 
+  /** --backend xgmi, set by {@link #validate()}. */
+  private boolean xgmi;
+
   /** "cpu" or "gpu", set by {@link #validate()}. */
   private String localMem;
   private String targetMem;
@@ -113,17 +119,23 @@ public final class BenchCommand implements Callable<Integer> {
   /** Checks the flags that picocli's types cannot, and builds the plan; a bad flag is a usage error (exit 2). */
   SweepPlan validate() {
     String b = backend.toLowerCase(Locale.ROOT);
-    if (b.equals("rdma") || b.equals("xgmi"))
-      throw usage("--backend " + backend + " is not available in this build (only tcp)");
-    if (!b.equals("tcp")) throw usage("unknown --backend '" + backend + "' (expected tcp)");
-    localMem = BenchGpu.memType(memType);
-    if (localMem == null) throw usage("unknown --mem-type '" + memType + "' (expected cpu or gpu)");
+    if (b.equals("rdma")) throw usage("--backend " + backend + " is not available in this build (tcp or xgmi)");
+    if (!b.equals("tcp") && !b.equals("xgmi")) throw usage("unknown --backend '" + backend + "' (expected tcp or xgmi)");
+    xgmi = b.equals("xgmi");
+    if (xgmiSingleProcess && !xgmi) throw usage("--xgmi-single-process needs --backend xgmi");
+    if (xgmi && peer != null) throw usage("--backend xgmi starts its own target (a child JVM, or this JVM with --xgmi-single-process); --peer is for tcp");
+    if (xgmi && compareCpu) throw usage("--compare-cpu compares GPU with CPU memory over tcp; --backend xgmi moves GPU memory only");
+    String mt = memType != null ? memType : xgmi ? "gpu" : "cpu";
+    localMem = BenchGpu.memType(mt);
+    if (localMem == null) throw usage("unknown --mem-type '" + mt + "' (expected cpu or gpu)");
     if (targetMemType != null && peer != null)
       throw usage("--target-mem-type sets up the spawned target; with --peer start serve with --mem-type instead");
     if (targetGpuDevice != null && peer != null)
       throw usage("--target-gpu-device sets up the spawned target; with --peer start serve with --gpu-device instead");
     targetMem = targetMemType == null ? localMem : BenchGpu.memType(targetMemType);
     if (targetMem == null) throw usage("unknown --target-mem-type '" + targetMemType + "' (expected cpu or gpu)");
+    if (xgmi && (!"gpu".equals(localMem) || !targetMem.equals("gpu")))
+      throw usage("--backend xgmi moves GPU memory only: both ends must be gpu (got --mem-type " + mt + ", target " + targetMem + ")");
     if (gpuDevice < 0) throw usage("--gpu-device must not be negative: " + gpuDevice);
     if (targetGpuDevice != null && targetGpuDevice < 0) throw usage("--target-gpu-device must not be negative: " + targetGpuDevice);
     if (compareCpu && localMem.equals("cpu") && (peer != null || targetMem.equals("cpu")))
@@ -157,7 +169,7 @@ public final class BenchCommand implements Callable<Integer> {
     boolean target = peer == null && targetMem.equals("gpu");
     if (!local && !target) return null;
     GpuRuntime gpu = BenchGpu.runtime();
-    String problem = local ? BenchGpu.problem(gpu, "--mem-type gpu", "--gpu-device", gpuDevice) : null;
+    String problem = local ? BenchGpu.problem(gpu, xgmi ? "--backend xgmi" : "--mem-type gpu", "--gpu-device", gpuDevice) : null;
     if (problem == null && target) {
       problem = BenchGpu.problem(gpu, targetMemType != null ? "--target-mem-type gpu" : "--mem-type gpu",
           targetGpuDevice != null ? "--target-gpu-device" : "--gpu-device (the target's device unless --target-gpu-device)", targetDevice());
@@ -170,6 +182,10 @@ public final class BenchCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     SweepPlan plan = validate();
     GpuRuntime gpu = checkGpu();
+    if (xgmi) {
+      return XgmiBench.run(new XgmiBench.Settings(plan, sweep.op, sweep.batchTransfer, sweep.session, sweep.iters, sweep.warmupIters,
+          sweep.warmupNanos(), sweep.maxBuffer, xgmiSingleProcess, gpuDevice, targetDevice(), host, json, baselines), gpu, System.out);
+    }
     PrintStream out = System.out;
     TargetProcess target = null;
     try {

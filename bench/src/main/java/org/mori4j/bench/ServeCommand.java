@@ -56,6 +56,9 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--gpu-device", defaultValue = "0", description = "With --mem-type gpu: the device the buffer is on (default: ${DEFAULT-VALUE}).")
   int gpuDevice;
 
+  @Option(names = "--backend", defaultValue = "tcp", description = "tcp, or xgmi: also the XGMI backend, for bench --backend xgmi on this host (default: ${DEFAULT-VALUE}).")
+  String backend;
+
   @Option(names = "--cpu-buffer", description = "Also publish a host buffer of the same size as '" + CPU_BUFFER_NAME + "' (for bench --compare-cpu).")
   boolean cpuBuffer;
 
@@ -72,6 +75,9 @@ public final class ServeCommand implements Callable<Integer> {
     PrintStream out = System.out;
     String mem = BenchGpu.memType(memType);
     if (mem == null) throw new ParameterException(spec.commandLine(), "unknown --mem-type '" + memType + "' (expected cpu or gpu)");
+    String backendName = backend.toLowerCase(java.util.Locale.ROOT);
+    if (!backendName.equals("tcp") && !backendName.equals("xgmi")) throw new ParameterException(spec.commandLine(), "unknown --backend '" + backend + "' (expected tcp or xgmi)");
+    if (backendName.equals("xgmi") && !mem.equals("gpu")) throw new ParameterException(spec.commandLine(), "--backend xgmi serves GPU memory: add --mem-type gpu");
     GpuRuntime gpu = null;
     if (mem.equals("gpu")) {
       gpu = BenchGpu.runtime();
@@ -98,6 +104,8 @@ public final class ServeCommand implements Callable<Integer> {
     Thread hook = new Thread(shutdown, "mori4j-serve-stop");
     Runtime.getRuntime().addShutdownHook(hook);
     try {
+      // XGMI first: the buffer's descriptor then carries its IPC handle
+      if (backendName.equals("xgmi")) engine.createBackend(BackendType.XGMI, org.mori4j.io.XgmiBackendConfig.defaults());
       engine.createBackend(BackendType.TCP, tcp.config());
       BenchMemory buffer = gpu != null ? BenchMemory.gpu(engine, gpu, gpuDevice, bufferSize) : BenchMemory.host(engine, bufferSize);
       buffers.add(buffer);

@@ -61,6 +61,25 @@ class BenchCommandTest {
   void otherBackendsAreRefusedClearly() {
     assertUsageError(run("bench", "--backend", "rdma"), "--backend rdma", "not available in this build");
     assertUsageError(run("bench", "--backend", "carrier-pigeon"), "--backend", "carrier-pigeon");
+    assertUsageError(run("serve", "--backend", "carrier-pigeon"), "--backend", "carrier-pigeon");
+  }
+
+  @Test
+  void xgmiFlagsAreCheckedBeforeAnythingStarts() {
+    assertUsageError(run("bench", "--xgmi-single-process"), "--xgmi-single-process needs --backend xgmi");
+    assertUsageError(run("bench", "--backend", "xgmi", "--mem-type", "cpu"), "--backend xgmi moves GPU memory only", "--mem-type cpu");
+    assertUsageError(run("bench", "--backend", "xgmi", "--target-mem-type", "cpu"), "--backend xgmi moves GPU memory only", "target cpu");
+    assertUsageError(run("bench", "--backend", "xgmi", "--peer", "h:1"), "--peer is for tcp");
+    assertUsageError(run("bench", "--backend", "xgmi", "--compare-cpu"), "--compare-cpu");
+    assertUsageError(run("serve", "--backend", "xgmi"), "--backend xgmi serves GPU memory", "--mem-type gpu");
+  }
+
+  @Test
+  void xgmiWithoutAGpuRuntimeFailsAtOnceWithTheRuntimesMessage() {
+    assumeFalse(BenchGpu.runtime().available(), "this machine has a GPU runtime");
+    // --backend xgmi means GPU memory on both ends: exit 2 before anything starts, with the runtime's one message
+    assertUsageError(run("bench", "--backend", "xgmi"), "--backend xgmi", "no GPU runtime available", "tried CUDA");
+    assertUsageError(run("serve", "--backend", "xgmi", "--mem-type", "gpu"), "--mem-type gpu", "no GPU runtime available");
   }
 
   @Test

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Records issue 4's XGMI runs into DIR (default bench/results/<UTC time>-<commit>-xgmi): for the target engine
+# in this JVM (--xgmi-single-process) and in a child JVM, each with the raw driver copies of the same run
+# (cuMemcpyPeerAsync between two GPUs, cuMemcpyDtoDAsync on one):
+#   write-256m   256 MiB writes, batch 1                          (item 2: >= 95% of the raw copy)
+#   lat-4k       4 KiB session writes with await, 10,000 iters    (item 3: p50 <= 1.5x raw 4 KiB copy + sync)
+#   batch-4096   4,096 x 4 KiB in one batchWrite                  (item 4: >= 100 GB/s; a raw copy loop beside it)
+# and the machine they ran on. Written for the GPU machine, which has neither Maven nor git:
+#   MORI4J_CMD     how to run mori4j, e.g. "bash .device/run.sh org.mori4j.bench.Mori4jCommand" (default ./mori4j)
+#   MORI4J_COMMIT  the commit the build came from (else git, else "unknown")
+#   MORI4J_GPU_TARGET  the target's device (default 1 with two or more GPUs, else 0)
+# A failed run does not stop the others, but the script then exits 1.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+commit=${MORI4J_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+dir=${1:-bench/results/$(date -u +%Y%m%dT%H%MZ)-$commit-xgmi}
+mkdir -p "$dir"
+read -r -a mori4j <<< "${MORI4J_CMD:-./mori4j}"
+gpus=0
+command -v nvidia-smi >/dev/null 2>&1 && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+target=${MORI4J_GPU_TARGET:-$([ "$gpus" -ge 2 ] && echo 1 || echo 0)}
+{
+  echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit:  $commit"
+  echo "command: ${mori4j[*]}"
+  echo "host:    $(uname -srm), $(nproc) CPUs, $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
+  echo "runs:    GPU0 -> GPU$target"
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi -L 2>&1
+    nvidia-smi 2>&1 | grep -E 'Driver Version|CUDA Version' | sed 's/|//g; s/  */ /g'
+    nvidia-smi topo -m 2>&1
+  fi
+} > "$dir/machine.txt"
+cat "$dir/machine.txt"
+failed=0
+run() {
+  local name=$1; shift
+  echo "== mori4j bench $*" | tee "$dir/$name.txt"
+  "${mori4j[@]}" bench --backend xgmi --gpu-device 0 --target-gpu-device "$target" "$@" --json "$dir/$name.json" 2> "$dir/$name.stderr" | tee -a "$dir/$name.txt"
+  local rc=${PIPESTATUS[0]}
+  echo "exit: $rc" | tee -a "$dir/$name.txt"
+  [ "$rc" -eq 0 ] || { failed=1; tail -20 "$dir/$name.stderr"; }
+}
+for mode in same-process two-process; do
+  flag=(); [ $mode = same-process ] && flag=(--xgmi-single-process)
+  run "$mode-write-256m" "${flag[@]}" --buffer-size 256M --transfer-batch-size 1 --iters 200
+  run "$mode-lat-4k" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 1 --enable-sess --iters 10000
+  run "$mode-batch-4096" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 4096 --enable-batch-transfer --iters 200
+done
+exit $failed
