@@ -150,7 +150,7 @@ public final class DescriptorDirectory {
     } catch (IoEngineException e) {
       return CompletableFuture.failedStage(e);
     }
-    Duration limit = settings.askTimeout().plus(settings.writeTimeout()).plus(settings.askTimeout());
+    Duration limit = settings.askTimeout().plus(settings.readTimeout()).plus(settings.writeTimeout()).plus(settings.askTimeout());
     return ask(r -> new Publish(name, desc, r), limit, "publish of '" + DirectorySettings.shorten(name) + "'");
   }
 

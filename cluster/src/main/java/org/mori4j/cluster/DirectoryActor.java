@@ -38,16 +38,17 @@ import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.StatusCode;
 
 /**
- * The actor behind a {@link DescriptorDirectory}. It keeps this member's checked view of the replicated map
- * (only entries that parse and whose owner is not known to be gone), answers lookups from it or from a
- * majority read, tells subscribers what changed between two views, and removes the entries of owners that
- * left. Writes go through {@link DirectoryWrites}' modify functions, which run inside the Replicator against
+ * The actor behind a {@link DescriptorDirectory}. It follows the replicated map and the membership, keeps
+ * this member's checked reading of the map in a {@link DirectoryView}, answers lookups from it or from a
+ * majority read, tells subscribers what changed, and removes the entries of owners that left. Writes go through {@link DirectoryWrites}' modify functions, which run inside the Replicator against
  * its current value, so the duplicate and ownership checks see the latest local state rather than this
  * actor's possibly older view.
  */
 final class DirectoryActor extends AbstractBehavior<Command> {
 
   private record EngineChecked(DescriptorDirectory.Publish request, Throwable failure) implements Command {}
+
+  private record PublishRead(DescriptorDirectory.Publish request) implements Command {}
 
   private record Written(String what, ActorRef<StatusReply<Done>> replyTo, Replicator.UpdateResponse<LWWMap<String, DirectoryEntry>> response)
       implements Command {}
@@ -82,12 +83,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
 
   /** The last value the Replicator reported, null until the first one. */
   private LWWMap<String, DirectoryEntry> data;
-  private TreeMap<String, Checked> view = new TreeMap<>();
-  private Map<String, String> malformed = Map.of();
-  /** Owners seen exiting, downed or removed; their entries leave the view at once and are swept. */
-  private final Set<UniqueAddress> gone = new HashSet<>();
-  /** name + owner of entries whose owner is not a member, with when that was first seen (System.nanoTime). */
-  private final Map<String, Long> orphanSince = new HashMap<>();
+  private final DirectoryView view;
   private boolean sweeping;
   private boolean closing;
   private long lookupSeq;
@@ -106,6 +102,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
     this.self = DistributedData.get(ctx.getSystem()).selfUniqueAddress();
     this.cluster = Cluster.get(ctx.getSystem());
     ctx.setLoggerName(DirectoryActor.class);
+    this.view = new DirectoryView(settings, self.uniqueAddress(), engineKey, ctx.getLog());
     replicator.subscribe(DescriptorDirectory.KEY, DataChanged::new);
     ActorRef<ClusterEvent.MemberEvent> members = ctx.messageAdapter(ClusterEvent.MemberEvent.class, MembershipChanged::new);
     cluster.subscriptions().tell(org.apache.pekko.cluster.typed.Subscribe.create(members, ClusterEvent.MemberEvent.class));
@@ -128,6 +125,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
     return newReceiveBuilder()
         .onMessage(DescriptorDirectory.Publish.class, this::onPublish)
         .onMessage(EngineChecked.class, this::onEngineChecked)
+        .onMessage(PublishRead.class, this::onPublishRead)
         .onMessage(DescriptorDirectory.Unpublish.class, this::onUnpublish)
         .onMessage(Written.class, this::onWritten)
         .onMessage(DescriptorDirectory.Lookup.class, this::onLookup)
@@ -139,7 +137,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
         })
         .onMessage(DescriptorDirectory.GetEntries.class, m -> {
           TreeMap<String, MemoryDesc> out = new TreeMap<>();
-          if (m.prefix() != null) for (Checked c : underPrefix(m.prefix())) out.put(c.name(), c.desc());
+          if (m.prefix() != null) for (Checked c : view.under(m.prefix())) out.put(c.name(), c.desc());
           m.replyTo().tell(Collections.unmodifiableSortedMap(out));
           return this;
         })
@@ -207,8 +205,18 @@ final class DirectoryActor extends AbstractBehavior<Command> {
           "engine '" + engineKey + "' did not confirm that it owns " + p.desc() + " (name '" + p.name() + "'): " + f, f)));
       return this;
     }
+    // the duplicate check runs against this member's replica: a majority read first merges into it every
+    // publish and unpublish that has completed elsewhere (they are majority writes), so a name unpublished on
+    // another member a moment ago is free here too. If no majority answers, the check uses what is here.
+    replicator.askGet(r -> new Replicator.Get<>(DescriptorDirectory.KEY, new Replicator.ReadMajority(settings.readTimeout()), r),
+        rsp -> new PublishRead(p));
+    return this;
+  }
+
+  private Behavior<Command> onPublishRead(PublishRead m) {
+    DescriptorDirectory.Publish p = m.request();
     DirectoryEntry entry = DirectoryEntry.of(p.desc(), self.uniqueAddress());
-    Set<UniqueAddress> goneNow = Set.copyOf(gone);
+    Set<UniqueAddress> goneNow = view.goneOwners();
     Map<Address, UniqueAddress> membersNow = Map.copyOf(members());
     String what = "publish of '" + DirectorySettings.shorten(p.name()) + "'";
     replicator.askUpdate(r -> new Replicator.Update<>(DescriptorDirectory.KEY, LWWMap.create(), settings.writeConsistencyLevel(), r,
@@ -269,7 +277,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
       m.replyTo().tell(StatusReply.success(c.desc()));
       return this;
     }
-    String bad = malformed.get(m.name());
+    String bad = view.refusal(m.name());
     if (bad != null) {
       m.replyTo().tell(StatusReply.error(new IoEngineException(StatusCode.ERR_INVALID_ARGS, "the entry under name '" + m.name()
           + "' was refused: " + bad)));
@@ -292,7 +300,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
       if (v instanceof DirectoryEntry e) {
         try {
           Checked c = e.check(p.name(), settings);
-          if (!isGone(c.owner(), members())) {
+          if (!view.isGone(c.owner(), members())) {
             finish(m.id(), StatusReply.success(c.desc()));
             return this;
           }
@@ -333,7 +341,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
   private Behavior<Command> onMembership(MembershipChanged m) {
     Member member = m.event().member();
     MemberStatus st = member.status();
-    if ((st == MemberStatus.exiting() || st == MemberStatus.down() || st == MemberStatus.removed()) && gone.add(member.uniqueAddress()))
+    if ((st == MemberStatus.exiting() || st == MemberStatus.down() || st == MemberStatus.removed()) && view.markGone(member.uniqueAddress()))
       getContext().getLog().info("directory of engine '{}': member {} is {}; its entries are dropped", engineKey, member.address(), st);
     if (data != null) {
       refresh();
@@ -342,44 +350,18 @@ final class DirectoryActor extends AbstractBehavior<Command> {
     return this;
   }
 
-  /** Rebuilds the checked view from {@link #data}, tells subscribers the difference and answers waiting lookups. */
+  /** Reads {@link #data} again, tells subscribers the difference and answers waiting lookups. */
   private void refresh() {
-    Map<Address, UniqueAddress> members = members();
-    TreeMap<String, Checked> next = new TreeMap<>();
-    Map<String, String> bad = new HashMap<>();
-    for (Map.Entry<?, ?> e : ((Map<?, ?>) data.getEntries()).entrySet()) {
-      if (!(e.getKey() instanceof String name)) continue;
-      try {
-        if (!(e.getValue() instanceof DirectoryEntry entry))
-          throw new IllegalArgumentException("directory entry '" + DirectorySettings.shorten(name) + "' is a "
-              + (e.getValue() == null ? "null" : e.getValue().getClass().getName()));
-        Checked c = entry.check(name, settings);
-        if (!isGone(c.owner(), members)) next.put(name, c);
-      } catch (IllegalArgumentException ex) {
-        bad.put(name, ex.getMessage());
-        if (!malformed.containsKey(name)) getContext().getLog().warn("directory of engine '{}' ignores an entry: {}", engineKey, ex.getMessage());
-      }
-    }
-    for (Map.Entry<String, Checked> old : view.entrySet()) {
-      Checked now = next.get(old.getKey());
-      if (now == null) {
-        UniqueAddress owner = old.getValue().owner();
-        boolean ownerGone = isGone(owner, members) || !owner.equals(members.get(owner.address()));
-        emit(new DirectoryEvent.Unpublished(old.getKey(), old.getValue().desc(), ownerGone));
-      } else if (!now.desc().equals(old.getValue().desc()) || !now.owner().equals(old.getValue().owner())) {
-        if (old.getValue().owner().equals(self.uniqueAddress()) && !now.owner().equals(self.uniqueAddress()))
-          // two members published the same name at once; last-writer-wins picked the other one
-          getContext().getLog().warn("directory of engine '{}': name '{}' is now published by {} ({}), replacing this member's {}", engineKey,
-              old.getKey(), now.owner().address(), now.desc(), old.getValue().desc());
-        emit(published(now));
-      }
-    }
-    for (Map.Entry<String, Checked> e : next.entrySet()) if (!view.containsKey(e.getKey())) emit(published(e.getValue()));
-    view = next;
-    malformed = bad;
+    for (DirectoryEvent e : view.update(data, members(), unreachable())) emit(e);
     List<Long> done = new ArrayList<>();
-    for (Map.Entry<Long, Pending> p : pending.entrySet()) if (view.containsKey(p.getValue().name())) done.add(p.getKey());
+    for (Map.Entry<Long, Pending> p : pending.entrySet()) if (view.get(p.getValue().name()) != null) done.add(p.getKey());
     for (Long id : done) finish(id, StatusReply.success(view.get(pending.get(id).name()).desc()));
+  }
+
+  private Set<UniqueAddress> unreachable() {
+    Set<UniqueAddress> out = new HashSet<>();
+    for (Member mb : cluster.state().getUnreachable()) out.add(mb.uniqueAddress());
+    return out;
   }
 
   /** The current members by address (whatever their status), from the cluster extension's view. */
@@ -387,18 +369,6 @@ final class DirectoryActor extends AbstractBehavior<Command> {
     Map<Address, UniqueAddress> out = new HashMap<>();
     for (Member mb : cluster.state().getMembers()) out.put(mb.address(), mb.uniqueAddress());
     return out;
-  }
-
-  /**
-   * Whether {@code owner} is known to be gone: seen exiting, downed or removed, or an earlier incarnation of a
-   * process that is a member again at the same address (its uid differs).
-   */
-  private boolean isGone(UniqueAddress owner, Map<Address, UniqueAddress> members) {
-    return DirectoryWrites.isGone(owner, gone, members);
-  }
-
-  private static DirectoryEvent.Published published(Checked c) {
-    return new DirectoryEvent.Published(c.name(), c.desc(), c.owner().address().toString());
   }
 
   private void emit(DirectoryEvent e) {
@@ -409,10 +379,6 @@ final class DirectoryActor extends AbstractBehavior<Command> {
           break;
         }
       }
-  }
-
-  private List<Checked> underPrefix(String prefix) {
-    return List.copyOf(view.tailMap(prefix, true).entrySet().stream().takeWhile(e -> e.getKey().startsWith(prefix)).map(Map.Entry::getValue).toList());
   }
 
   private Behavior<Command> onSubscribe(DescriptorDirectory.Subscribe m) {
@@ -429,7 +395,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
       subscribers.put(m.subscriber(), prefixes);
       getContext().watchWith(m.subscriber(), new SubscriberGone(m.subscriber()));
     }
-    if (prefixes.add(m.prefix())) for (Checked c : underPrefix(m.prefix())) m.subscriber().tell(published(c));
+    if (prefixes.add(m.prefix())) for (Checked c : view.under(m.prefix())) m.subscriber().tell(DirectoryView.published(c));
     return this;
   }
 
@@ -440,29 +406,8 @@ final class DirectoryActor extends AbstractBehavior<Command> {
    */
   private void sweep() {
     if (data == null || closing || sweeping || cluster.selfMember().status() != MemberStatus.up()) return;
-    Map<Address, UniqueAddress> members = members();
-    long now = System.nanoTime();
-    Map<String, UniqueAddress> doomed = new HashMap<>();
-    Set<String> orphans = new HashSet<>();
-    for (Map.Entry<?, ?> e : ((Map<?, ?>) data.getEntries()).entrySet()) {
-      if (!(e.getKey() instanceof String name) || !(e.getValue() instanceof DirectoryEntry entry)) continue;
-      UniqueAddress owner;
-      try {
-        owner = entry.ownerAddress(name);
-      } catch (IllegalArgumentException unreadable) {
-        continue; // not ours to judge: it is ignored by every reader, and its owner (if any) can still remove it
-      }
-      if (isGone(owner, members)) {
-        doomed.put(name, owner);
-      } else if (!owner.equals(members.get(owner.address()))) {
-        String k = name + '\u0000' + owner;
-        orphans.add(k);
-        long since = orphanSince.computeIfAbsent(k, x -> now);
-        if (now - since >= settings.orphanGrace().toNanos()) doomed.put(name, owner);
-      }
-    }
-    orphanSince.keySet().retainAll(orphans);
-    if (!orphans.isEmpty()) timers.startSingleTimer(SweepTick.class, new SweepTick(), settings.sweepInterval());
+    Map<String, UniqueAddress> doomed = view.due(data, members(), System.nanoTime());
+    if (view.hasOrphans()) timers.startSingleTimer(SweepTick.class, new SweepTick(), settings.sweepInterval());
     if (doomed.isEmpty()) return;
     getContext().getLog().info("directory of engine '{}' removes {} entries of departed owners: {}", engineKey, doomed.size(), doomed);
     sweeping = true;

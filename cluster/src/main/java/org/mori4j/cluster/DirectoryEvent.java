@@ -22,7 +22,10 @@ public sealed interface DirectoryEvent {
 
   /**
    * {@code name}, last published with {@code desc}, is gone: its owner unpublished it, or, when
-   * {@code ownerGone} is true, its owner's member left the cluster or was downed or removed.
+   * {@code ownerGone} is true, its owner's member left the cluster or was downed or removed. That flag is
+   * this member's knowledge when the entry disappeared: the owner was seen exiting, downed or removed, was no
+   * member, or was unreachable (another member may remove a downed owner's entry before this one sees the
+   * downing).
    */
   record Unpublished(String name, MemoryDesc desc, boolean ownerGone) implements DirectoryEvent {}
 }
