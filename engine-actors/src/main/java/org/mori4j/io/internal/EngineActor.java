@@ -231,7 +231,8 @@ public final class EngineActor extends AbstractBehavior<Command> {
     TransferBackend backend;
     if (m.config() instanceof XgmiBackendConfig x) {
       // the GPU runtime is opened, the devices read and the batch kernel compiled by start(), on the backend dispatcher
-      backend = new XgmiBackend(id.key(), XgmiSettings.of(x.numStreams(), x.numEvents()), gpu::runtime, xgmi.confirmer());
+      backend = new XgmiBackend(id.key(), new XgmiSettings(x.numStreams(), x.numEvents(), settings.xgmiMaxBatchBlocks(),
+          settings.xgmiPollNapNanos()), gpu::runtime, xgmi.confirmer());
     } else if (m.config() instanceof TcpBackendConfig tcp) {
       backend = new TcpBackend(id.key(), new TcpSettings(bindHost, settings.tcpPort(), tcp.connectionsPerPeer(),
           tcp.ioThreads(), tcp.stripeThreshold(), tcp.socketBufferBytes(), tcp.peerTimeout(), tcp.connectTimeout(),

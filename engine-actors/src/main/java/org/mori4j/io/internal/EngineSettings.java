@@ -22,11 +22,13 @@ import org.mori4j.io.TcpBackendConfig;
  * @param tcpGpuStagingChunk bytes of each pinned staging buffer for GPU memory over TCP
  * @param gpuRuntime       GPU runtime mode: auto, cuda or hip
  * @param lostPeersRemembered how many engine keys declared lost the engine remembers (most recent first)
+ * @param xgmiPollNapNanos  XGMI: 0 polls GPU events without sleeping while transfers run, more naps that long between polls
+ * @param xgmiMaxBatchBlocks XGMI: most blocks in one batch (one kernel launch)
  */
 public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, long awaitSpinNanos, String systemName,
                              long pollerSpinNanos, long pollerYieldNanos, long pollerParkNanos, long pollerMaxRunNanos,
                              TcpBackendConfig tcpDefaults, int tcpPort, int tcpMaxBatchEntries, int tcpGpuStagingChunk,
-                             String gpuRuntime, int lostPeersRemembered) {
+                             String gpuRuntime, int lostPeersRemembered, long xgmiPollNapNanos, int xgmiMaxBatchBlocks) {
 
   public static EngineSettings load() {
     return from(ConfigFactory.load());
@@ -43,7 +45,13 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
         c.getDuration("poller.spin").toNanos(), c.getDuration("poller.yield").toNanos(),
         c.getDuration("poller.park-max").toNanos(), c.getDuration("poller.max-run").toNanos(), tcpDefaults,
         tcp.getInt("port"), tcp.getInt("max-batch-entries"), stagingChunk(tcp.getBytes("gpu-staging-chunk")),
-        c.getString("gpu.runtime"), positive("engine.lost-peers-remembered", c.getInt("engine.lost-peers-remembered")));
+        c.getString("gpu.runtime"), positive("engine.lost-peers-remembered", c.getInt("engine.lost-peers-remembered")),
+        notNegative("xgmi.poll-nap", c.getDuration("xgmi.poll-nap").toNanos()), positive("xgmi.max-batch-blocks", c.getInt("xgmi.max-batch-blocks")));
+  }
+
+  private static long notNegative(String name, long nanos) {
+    if (nanos < 0) throw new IllegalArgumentException("mori4j." + name + " must not be negative: " + nanos + " ns");
+    return nanos;
   }
 
   private static int positive(String name, int value) {

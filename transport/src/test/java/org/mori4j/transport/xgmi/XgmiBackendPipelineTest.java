@@ -105,7 +105,11 @@ class XgmiBackendPipelineTest {
   }
 
   private XgmiBackend started(String key, RegionConfirmer confirmer) {
-    XgmiBackend b = new XgmiBackend(key, XgmiSettings.of(4, 4), () -> gpu, confirmer);
+    return started(key, confirmer, XgmiSettings.of(4, 4));
+  }
+
+  private XgmiBackend started(String key, RegionConfirmer confirmer, XgmiSettings settings) {
+    XgmiBackend b = new XgmiBackend(key, settings, () -> gpu, confirmer);
     b.start(BackendListener.NONE);
     cleanup.add(0, b);
     Thread driver = Thread.ofPlatform().daemon().name("drive-" + key).start(() -> {
@@ -227,11 +231,12 @@ class XgmiBackendPipelineTest {
     assertTrue(gpu.peerEnabled.containsKey("0->1"), "peer access was enabled for the peer copies");
   }
 
-  @Test
-  void moreTransfersThanEventsWaitTheirTurnAndAllLand() throws Exception {
+  @org.junit.jupiter.params.ParameterizedTest(name = "poll nap {0} ns")
+  @org.junit.jupiter.params.provider.ValueSource(longs = {0, 20_000})
+  void moreTransfersThanEventsWaitTheirTurnAndAllLand(long pollNap) throws Exception {
     gpu = new HostBackedGpuRuntime(1, 50);
     Owner owner = new Owner("owner");
-    XgmiBackend initiator = started("initiator", owner.confirmer());
+    XgmiBackend initiator = started("initiator", owner.confirmer(), new XgmiSettings(4, 4, 1 << 20, pollNap));
     int n = 300;
     long block = 8192;
     DeviceBuffer a = alloc(0, n * block), b = alloc(0, n * block);
@@ -359,6 +364,30 @@ class XgmiBackendPipelineTest {
     }
     assertTrue(single(initiator, TransferOp.WRITE, local, 0, peer, remote, 0, 1).await().startsWith("BAD_STATE"), "after close");
     assertEquals(0, initiator.openMappings());
+  }
+
+  @Test
+  void aBatchOverTheLimitIsRefusedBeforeTheGpu() throws Exception {
+    gpu = new HostBackedGpuRuntime(1, 0);
+    Owner owner = new Owner("owner");
+    XgmiBackend initiator = started("initiator", owner.confirmer(), new XgmiSettings(2, 2, 8, 0));
+    DeviceBuffer a = alloc(0, MIB), b = alloc(0, MIB);
+    Registered remote = owner.register(b, 0, MIB);
+    LocalRegion local = LocalRegion.gpu(ids.incrementAndGet(), 7, a.address(), MIB, 0);
+    Object peer = connect(initiator, "initiator", owner.backend, "owner", false);
+    long[] offsets = new long[9];
+    long[] sizes = new long[9];
+    for (int i = 0; i < 9; i++) {
+      offsets[i] = i * 8192L;
+      sizes[i] = 100;
+    }
+    Op op = new Op();
+    op.initBatch(TransferOp.WRITE, local, offsets, peer, remote.region.id(), remote.region.accessKey(), remote.region.address(), offsets.clone(), sizes, 1);
+    op.remoteData(remote.data);
+    int launches = gpu.launches.get();
+    initiator.submit(op);
+    assertTrue(op.await().startsWith("INVALID_ARGS: batch of 9 blocks exceeds the XGMI limit of 8"), op.await());
+    assertEquals(launches, gpu.launches.get());
   }
 
   @Test
