@@ -11,6 +11,8 @@ import java.util.zip.CRC32;
 final class GpuPattern {
   private GpuPattern() {}
 
+  private static final ValueLayout.OfLong LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+
   private static long word(long seed, long index) {
     long z = seed + (index + 1) * 0x9E3779B97F4A7C15L;
     z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
@@ -22,7 +24,7 @@ final class GpuPattern {
   static void fill(MemorySegment seg, long seed) {
     long n = seg.byteSize();
     long i = 0;
-    for (; i + 8 <= n; i += 8) seg.set(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), i, word(seed, i >>> 3));
+    for (; i + 8 <= n; i += 8) seg.set(LE, i, word(seed, i >>> 3));
     for (; i < n; i++) seg.set(ValueLayout.JAVA_BYTE, i, (byte) (word(seed, i >>> 3) >>> ((i & 7) * 8)));
   }
 

@@ -17,7 +17,8 @@ import org.mori4j.natives.gpu.GpuRuntimes;
  * ({@code CRC <value>} of those bytes of the buffer), {@code DEREG} (deregisters the buffer, which returns only
  * once importers dropped their mappings; {@code DEREGISTERED}). End of input closes the engine.
  *
- * <p>Arguments: engine key, buffer size in bytes, device.
+ * <p>Arguments: engine key, buffer size in bytes, device; for the in-memory test device also its mode name and
+ * memory directory.
  */
 public final class XgmiTargetProcessMain {
   private XgmiTargetProcessMain() {}
@@ -26,7 +27,16 @@ public final class XgmiTargetProcessMain {
     String key = args[0];
     long size = Long.parseLong(args[1]);
     int device = Integer.parseInt(args[2]);
-    GpuRuntime gpu = GpuRuntimes.select("auto");
+    GpuRuntime gpu;
+    if (args.length > 3) {
+      // the in-memory test device, sharing its memory directory with the parent (XgmiTransferOnTestDeviceTest)
+      gpu = new org.mori4j.transport.xgmi.HostBackedGpuRuntime(2, 20, true, java.nio.file.Path.of(args[4]));
+      GpuRuntimes.register(args[3], gpu);
+      System.setProperty("mori4j.gpu.runtime", args[3]);
+      com.typesafe.config.ConfigFactory.invalidateCaches();
+    } else {
+      gpu = GpuRuntimes.select("auto");
+    }
     IoEngine engine = IoEngine.create(key, IoEngineConfig.loopback());
     engine.createBackend(BackendType.XGMI, XgmiBackendConfig.defaults());
     engine.createBackend(BackendType.TCP, TcpBackendConfig.defaults());

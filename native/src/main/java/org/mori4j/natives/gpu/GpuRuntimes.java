@@ -22,14 +22,31 @@ public final class GpuRuntimes {
 
   private GpuRuntimes() {}
 
+  /** Runtimes registered under their own mode names ({@link #register}). */
+  private static final java.util.Map<String, GpuRuntime> REGISTERED = new java.util.concurrent.ConcurrentHashMap<>();
+
   private static GpuRuntime cuda;
   private static GpuRuntime hip;
   private static String cudaFailure;
   private static String hipFailure;
 
-  /** The runtime for {@code mode} ({@code auto|cuda|hip}, any case). */
+  /**
+   * Makes {@code runtime} what {@link #select} returns for {@code mode}, a name other than auto, cuda and hip:
+   * a GPU runtime this library does not ship (a simulator, or the in-memory device the CPU tests use to drive
+   * the engine's GPU paths end to end). Returns the runtime registered before under that name, or null.
+   */
+  public static GpuRuntime register(String mode, GpuRuntime runtime) {
+    String m = mode == null ? "" : mode.trim().toLowerCase(Locale.ROOT);
+    if (m.isEmpty() || m.equals("auto") || m.equals("cuda") || m.equals("hip"))
+      throw new IllegalArgumentException("a registered GPU runtime needs its own mode name, not '" + mode + "'");
+    return runtime == null ? REGISTERED.remove(m) : REGISTERED.put(m, runtime);
+  }
+
+  /** The runtime for {@code mode} ({@code auto|cuda|hip}, any case, or a name given to {@link #register}). */
   public static synchronized GpuRuntime select(String mode) {
     String m = mode == null ? "auto" : mode.trim().toLowerCase(Locale.ROOT);
+    GpuRuntime registered = REGISTERED.get(m);
+    if (registered != null) return registered;
     List<String> failures = new ArrayList<>();
     switch (m) {
       case "cuda" -> {
@@ -46,7 +63,8 @@ public final class GpuRuntimes {
         if (openHip() != null) return hip;
         failures.add("HIP: " + hipFailure);
       }
-      default -> throw new IllegalArgumentException("GPU runtime mode must be auto, cuda or hip, not '" + mode + "'");
+      default -> throw new IllegalArgumentException("GPU runtime mode must be auto, cuda or hip"
+          + (REGISTERED.isEmpty() ? "" : " or one of " + new java.util.TreeSet<>(REGISTERED.keySet())) + ", not '" + mode + "'");
     }
     String reason = "no GPU runtime available (mode " + m + "); tried " + String.join("; ", failures);
     LOG.info("{}", reason);

@@ -68,6 +68,22 @@ class GpuRuntimesTest {
   }
 
   @Test
+  void aRegisteredRuntimeIsSelectedByItsOwnName() {
+    GpuRuntime stand = GpuRuntimes.select("auto");
+    try {
+      assertEquals(null, GpuRuntimes.register("Sim", stand));
+      org.junit.jupiter.api.Assertions.assertSame(stand, GpuRuntimes.select(" sim "));
+      IllegalArgumentException other = assertThrows(IllegalArgumentException.class, () -> GpuRuntimes.select("metal"));
+      assertTrue(other.getMessage().contains("[sim]"), other.getMessage());
+      assertThrows(IllegalArgumentException.class, () -> GpuRuntimes.register("cuda", stand));
+      assertThrows(IllegalArgumentException.class, () -> GpuRuntimes.register(" ", stand));
+    } finally {
+      GpuRuntimes.register("sim", null);
+    }
+    assertThrows(IllegalArgumentException.class, () -> GpuRuntimes.select("sim"));
+  }
+
+  @Test
   void hostMemoryForACopyMustBeNativeAndLargeEnough() {
     assertThrows(IllegalArgumentException.class, () -> HostMemory.requireNative(MemorySegment.ofArray(new byte[16]), 16));
     try (Arena arena = Arena.ofConfined()) {

@@ -38,7 +38,8 @@ import org.mori4j.natives.gpu.PointerInfo;
  * staging): "device memory" is a shared memory file mapped into this process, and its address is the device
  * pointer; every copy really moves bytes, asynchronously, in order, on the stream's own thread, after a random
  * delay, so the worker must wait for events; events complete when the stream reaches them. An IPC handle names
- * the file, and opening it maps the file a second time at another address, which is what another process
+ * the file (in the device's directory, which processes playing one host share), and opening it maps the file a
+ * second time at another address, which is what another process
  * would get (a handle of a freed allocation, or garbage, fails with a {@link NativeException}, as the driver's
  * does). The batch kernel is run by name on the stream thread: it reads the block table from "device" memory
  * and moves each block, so the backend's table building, upload and launch arguments are what is tested.
@@ -47,7 +48,7 @@ import org.mori4j.natives.gpu.PointerInfo;
  * <p>What it cannot show, and the {@code gpu}-tagged tests on a real GPU do: the CUDA kernel itself, driver
  * IPC, NVLink peer copies, real timings.
  */
-final class HostBackedGpuRuntime implements GpuRuntime {
+public final class HostBackedGpuRuntime implements GpuRuntime {
   private static final long MAGIC = 0x4d344a49_50434831L; // "M4JIPCH1"
   private static final AtomicLong FILES = new AtomicLong();
 
@@ -71,18 +72,31 @@ final class HostBackedGpuRuntime implements GpuRuntime {
 
   private final boolean peerAccess;
 
-  HostBackedGpuRuntime(int devices, int maxDelayMicros) {
+  public HostBackedGpuRuntime(int devices, int maxDelayMicros) {
     this(devices, maxDelayMicros, true);
   }
 
   /** {@code peerAccess} false: no two devices can reach each other (PCIe without P2P). */
-  HostBackedGpuRuntime(int devices, int maxDelayMicros, boolean peerAccess) {
+  public HostBackedGpuRuntime(int devices, int maxDelayMicros, boolean peerAccess) {
+    this(devices, maxDelayMicros, peerAccess, newDirectory());
+  }
+
+  /**
+   * A device whose memory files live in {@code dir}: processes given the same directory play processes of one
+   * host sharing a GPU, whose IPC handles open in each other.
+   */
+  public HostBackedGpuRuntime(int devices, int maxDelayMicros, boolean peerAccess, Path dir) {
     this.peerAccess = peerAccess;
     this.devices = devices;
     this.maxDelayMicros = maxDelayMicros;
+    this.dir = dir;
+  }
+
+  /** A fresh directory for device memory files, in /dev/shm where there is one. */
+  public static Path newDirectory() {
     Path shm = Path.of("/dev/shm");
     try {
-      this.dir = Files.createTempDirectory(Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir")), "m4j-gpu");
+      return Files.createTempDirectory(Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir")), "m4j-gpu");
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
@@ -114,7 +128,7 @@ final class HostBackedGpuRuntime implements GpuRuntime {
   @Override
   public DeviceBuffer allocDevice(int device, long size) {
     check(device);
-    Path file = dir.resolve("a" + FILES.incrementAndGet());
+    Path file = dir.resolve("p" + ProcessHandle.current().pid() + "-" + FILES.incrementAndGet());
     MemorySegment seg = map(file, size, true);
     Allocation a = new Allocation(seg.address(), size, device, file);
     allocations.put(a.base, a);
@@ -207,8 +221,8 @@ final class HostBackedGpuRuntime implements GpuRuntime {
   public byte[] ipcHandle(long devicePointer) {
     Allocation a = allocations.get(devicePointer);
     if (a == null) throw fail("cuIpcGetMemHandle", "0x" + Long.toHexString(devicePointer) + " is not the base of an allocation");
-    byte[] path = a.file.toString().getBytes(StandardCharsets.UTF_8);
-    if (path.length > 64 - 17) throw new IllegalStateException("temp path too long for a 64-byte handle: " + a.file);
+    byte[] path = a.file.getFileName().toString().getBytes(StandardCharsets.UTF_8);
+    if (path.length > 64 - 17) throw new IllegalStateException("file name too long for a 64-byte handle: " + a.file);
     return ByteBuffer.allocate(64).putLong(MAGIC).putLong(a.size).put((byte) path.length).put(path).array();
   }
 
@@ -222,8 +236,10 @@ final class HostBackedGpuRuntime implements GpuRuntime {
     if (size <= 0 || n > 64 - 17) throw fail("cuIpcOpenMemHandle", "not an IPC handle");
     byte[] path = new byte[n];
     b.get(path);
-    Path file = Path.of(new String(path, StandardCharsets.UTF_8));
-    if (!file.startsWith(dir) || !Files.exists(file)) throw fail("cuIpcOpenMemHandle", "the allocation is gone (stale handle)");
+    String name = new String(path, StandardCharsets.UTF_8);
+    if (name.isEmpty() || name.contains("/") || name.contains("..")) throw fail("cuIpcOpenMemHandle", "not an IPC handle");
+    Path file = dir.resolve(name);
+    if (!Files.exists(file)) throw fail("cuIpcOpenMemHandle", "the allocation is gone (stale handle)");
     MemorySegment seg = map(file, size, false);
     liveMappings.incrementAndGet();
     return new IpcMapping("memory", device, seg.address(), size, liveMappings::decrementAndGet);
@@ -306,8 +322,8 @@ final class HostBackedGpuRuntime implements GpuRuntime {
     peerEnabled.put(device + "->" + peer, true);
   }
 
-  /** Frees every mapping (the whole arena); tests call it last. */
-  void shutdown() {
+  /** Frees every mapping (the whole arena) and deletes the directory; tests call it last. */
+  public void shutdown() {
     arena.close();
     try (var files = Files.list(dir)) {
       for (Path f : files.toList()) Files.deleteIfExists(f);
