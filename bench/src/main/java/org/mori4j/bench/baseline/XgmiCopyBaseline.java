@@ -33,7 +33,11 @@ public final class XgmiCopyBaseline {
 
   /** "cuMemcpyPeerAsync GPU0->GPU1" or "cuMemcpyDtoDAsync GPU0->GPU0" (hip names on HIP). */
   public static String copySeries(GpuRuntime gpu, int device, int peer) {
-    String p = gpu.name().equals("hip") ? "hipMemcpy" : "cuMemcpy";
+    String p = switch (gpu.name()) {
+      case "cuda" -> "cuMemcpy";
+      case "hip" -> "hipMemcpy";
+      default -> gpu.name() + "-memcpy"; // a registered runtime (the CPU tests' in-memory device): not the driver's names
+    };
     return (device == peer ? p + "DtoDAsync" : p + "PeerAsync") + " GPU" + device + "->GPU" + peer;
   }
 

@@ -1,0 +1,80 @@
+package org.mori4j.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.mori4j.natives.gpu.GpuRuntimes;
+import org.mori4j.transport.xgmi.HostBackedGpuRuntime;
+
+/**
+ * {@code mori4j bench --backend xgmi --xgmi-single-process} on every build machine, on transport's in-memory
+ * device (two "GPUs" with peer access; registered and selected through {@code mori4j.gpu.runtime}): the rows
+ * (whose integrity checks read the target's bytes back over XGMI), the raw-copy baselines and issue 4's
+ * comparison lines all come out for a batch and for a session row. The figures mean nothing here; the command
+ * and its checks are what is tested. The two-process mode spawns {@code serve}, which has no such device: it is
+ * {@code XgmiBenchGpuTest}'s, on a GPU.
+ */
+class XgmiBenchOnTestDeviceTest {
+  private static final String MODE = "xgmi-bench-test-device";
+  private static HostBackedGpuRuntime device;
+
+  @BeforeAll
+  static void useTheTestDevice() {
+    device = new HostBackedGpuRuntime(2, 0);
+    GpuRuntimes.register(MODE, device);
+    System.setProperty("mori4j.gpu.runtime", MODE);
+    ConfigFactory.invalidateCaches();
+  }
+
+  @AfterAll
+  static void forgetTheTestDevice() {
+    System.clearProperty("mori4j.gpu.runtime");
+    ConfigFactory.invalidateCaches();
+    GpuRuntimes.register(MODE, null);
+    device.shutdown();
+  }
+
+  private static String run(String... args) {
+    PrintStream saved = System.out;
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+    int code;
+    try {
+      code = Mori4jCommand.commandLine().execute(args);
+    } finally {
+      System.setOut(saved);
+    }
+    String out = buf.toString(StandardCharsets.UTF_8);
+    saved.print(out);
+    assertEquals(0, code, out);
+    return out;
+  }
+
+  @Test
+  void aBatchRowWithRawCopyBaselinesAndComparison() {
+    String out = run("bench", "--backend", "xgmi", "--xgmi-single-process", "--target-gpu-device", "1", "--buffer-size", "4K",
+        "--transfer-batch-size", "64", "--enable-batch-transfer", "--op-type", "read", "--iters", "5", "--warmup-iters", "1",
+        "--warmup-ms", "0", "--max-buffer-size", "4M");
+    assertTrue(out.contains("mori4j read over xgmi, GPU0 <-> target GPU1 memory, same process"), out);
+    assertTrue(out.contains(org.mori4j.bench.baseline.XgmiCopyBaseline.loopSeries(device, 0, 1, 64)), out);
+    assertTrue(out.contains("memory-memcpyPeerAsync GPU0->GPU1 "), "the test device is not named as the CUDA driver: " + out);
+    assertTrue(out.contains("4 KiB x 64: avg BW") && out.contains("a loop of raw copies"), out);
+  }
+
+  @Test
+  void aSessionRowAndALargeWriteOnOneDevice() {
+    String out = run("bench", "--backend", "xgmi", "--xgmi-single-process", "--buffer-size", "4K", "--all", "--sweep-start-size", "4K",
+        "--sweep-max-size", "1M", "--transfer-batch-size", "1", "--enable-sess", "--iters", "5", "--warmup-iters", "1", "--warmup-ms", "0",
+        "--max-buffer-size", "4M");
+    assertTrue(out.contains("GPU0 <-> target GPU0 memory, same process") && out.contains("session on"), out);
+    assertTrue(out.contains("4 KiB x 1: p50") && out.contains("the raw 4 KiB copy + synchronize"), out);
+    assertTrue(out.contains("1 MiB x 1: avg BW") && out.contains("of the raw copy"), out);
+  }
+}
