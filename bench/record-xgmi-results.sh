@@ -3,7 +3,8 @@
 # in this JVM (--xgmi-single-process) and in a child JVM, each with the raw driver copies of the same run
 # (cuMemcpyPeerAsync between two GPUs, cuMemcpyDtoDAsync on one):
 #   write-256m   256 MiB writes, batch 1                          (item 2: >= 95% of the raw copy)
-#   lat-4k       4 KiB session writes with await, 10,000 iters    (item 3: p50 <= 1.5x raw 4 KiB copy + sync)
+#   lat-4k       4 KiB session writes with await, 10,000 iters    (item 3: p50 <= 1.5x raw 4 KiB copy + sync);
+#   lat-4k-spin  the same with MORI_IO_AWAIT_SPIN=50us (the caller spins before it parks)
 #   batch-4096   4,096 x 4 KiB in one batchWrite                  (item 4: >= 100 GB/s; a raw copy loop beside it)
 # and the machine they ran on. Written for the GPU machine, which has neither Maven nor git:
 #   MORI4J_CMD     how to run mori4j, e.g. "bash .device/run.sh org.mori4j.bench.Mori4jCommand" (default ./mori4j)
@@ -37,7 +38,8 @@ failed=0
 run() {
   local name=$1; shift
   echo "== mori4j bench $*" | tee "$dir/$name.txt"
-  "${mori4j[@]}" bench --backend xgmi --gpu-device 0 --target-gpu-device "$target" "$@" --json "$dir/$name.json" 2> "$dir/$name.stderr" | tee -a "$dir/$name.txt"
+  [ -n "${RUN_ENV:-}" ] && echo "env: $RUN_ENV" | tee -a "$dir/$name.txt"
+  env ${RUN_ENV:-} "${mori4j[@]}" bench --backend xgmi --gpu-device 0 --target-gpu-device "$target" "$@" --json "$dir/$name.json" 2> "$dir/$name.stderr" | tee -a "$dir/$name.txt"
   local rc=${PIPESTATUS[0]}
   echo "exit: $rc" | tee -a "$dir/$name.txt"
   [ "$rc" -eq 0 ] || { failed=1; tail -20 "$dir/$name.stderr"; }
@@ -46,6 +48,8 @@ for mode in same-process two-process; do
   flag=(); [ $mode = same-process ] && flag=(--xgmi-single-process)
   run "$mode-write-256m" "${flag[@]}" --buffer-size 256M --transfer-batch-size 1 --iters 200
   run "$mode-lat-4k" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 1 --enable-sess --iters 10000
+  # the same with the waiting caller spinning 50 us before it parks (a park/unpark costs several microseconds)
+  RUN_ENV="MORI_IO_AWAIT_SPIN=50us" run "$mode-lat-4k-spin" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 1 --enable-sess --iters 10000
   run "$mode-batch-4096" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 4096 --enable-batch-transfer --iters 200
 done
 exit $failed
