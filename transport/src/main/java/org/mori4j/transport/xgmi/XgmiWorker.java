@@ -1,6 +1,5 @@
 package org.mori4j.transport.xgmi;
 
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.mori4j.natives.gpu.GpuRuntime;
-import org.mori4j.natives.gpu.GpuStream;
 import org.mori4j.natives.gpu.IpcMapping;
 import org.mori4j.transport.CompletionSource;
 import org.mori4j.transport.LocalRegion;
@@ -41,11 +39,9 @@ final class XgmiWorker implements CompletionSource {
   private final GpuRuntime gpu;
   private final XgmiSettings settings;
   private final RegionConfirmer confirmer;
-  private final GatherKernel kernel;
   private final long[] devicePci;
-  private final boolean[][] peerAccess;
-  private final boolean[][] peerEnabled;
-  private final DevicePool[] pools;
+  /** What is on the GPU: pools, kernel, peer access (worker only). */
+  private final DeviceTransfers transfers;
   private final OpQueue ops = new OpQueue();
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   /** Ops that found no free event slot, in order; worker only. */
@@ -62,7 +58,6 @@ final class XgmiWorker implements CompletionSource {
   private volatile boolean closed;
   private volatile Thread parked;
   // worker only
-  private int onGpu;
   private int waitingForOwner;
 
   XgmiWorker(String engineKey, GpuRuntime gpu, XgmiSettings settings, RegionConfirmer confirmer, long[] devicePci, boolean[][] peerAccess) {
@@ -71,11 +66,8 @@ final class XgmiWorker implements CompletionSource {
     this.gpu = gpu;
     this.settings = settings;
     this.confirmer = confirmer;
-    this.kernel = new GatherKernel(gpu);
     this.devicePci = devicePci;
-    this.peerAccess = peerAccess;
-    this.peerEnabled = new boolean[devicePci.length][devicePci.length];
-    this.pools = new DevicePool[devicePci.length];
+    this.transfers = new DeviceTransfers(engineKey, gpu, settings, peerAccess);
   }
 
   // ---- any thread ----
@@ -129,7 +121,7 @@ final class XgmiWorker implements CompletionSource {
 
   @Override
   public int inFlight() {
-    return onGpu + backlog.size() + waitingForOwner;
+    return transfers.onGpu() + backlog.size() + waitingForOwner;
   }
 
   @Override
@@ -172,7 +164,7 @@ final class XgmiWorker implements CompletionSource {
     parked = Thread.currentThread();
     try {
       if (!ops.isEmpty() || !tasks.isEmpty() || closing) return 0;
-      if (onGpu > 0) {
+      if (transfers.onGpu() > 0) {
         if (settings.pollNapNanos() > 0) {
           LockSupport.parkNanos(Math.min(maxNanos, settings.pollNapNanos()));
           return owner.get() == DRIVEN && !closing ? pollCompletions() : 0;
@@ -183,7 +175,7 @@ final class XgmiWorker implements CompletionSource {
         long end = System.nanoTime() + maxNanos;
         while (owner.get() == DRIVEN && !closing) {
           int n = pollCompletions();
-          if (n > 0 || onGpu == 0 || !ops.isEmpty() || !tasks.isEmpty() || System.nanoTime() - end >= 0) return n;
+          if (n > 0 || transfers.onGpu() == 0 || !ops.isEmpty() || !tasks.isEmpty() || System.nanoTime() - end >= 0) return n;
           Thread.yield();
         }
         return 0;
@@ -341,55 +333,16 @@ final class XgmiWorker implements CompletionSource {
     int device = local.deviceId();
     long remoteBase = remoteBase(op, r, device);
     if (remoteBase == 0) return true; // failed, said why
-    DevicePool pool = pool(device);
-    int slot;
-    try {
-      slot = pool.acquire();
-    } catch (RuntimeException e) {
-      op.transferFailed(TransportError.GPU_OP, "XGMI cannot create an event on device " + device + ": " + e.getMessage());
-      return true;
-    }
-    if (slot < 0) return false;
-    try {
-      GpuStream stream = pool.stream();
-      boolean write = op.kind() == TransferOp.WRITE;
-      long localBase = local.address();
-      if (n == 1) {
-        long src = write ? localBase + op.localOffset(0) : remoteBase + op.remoteOffset(0);
-        long dst = write ? remoteBase + op.remoteOffset(0) : localBase + op.localOffset(0);
-        if (r.peer.sameProcess && r.localDevice != device) {
-          gpu.copyPeerAsync(dst, write ? r.localDevice : device, src, write ? device : r.localDevice, op.blockSize(0), stream);
-        } else {
-          gpu.copyDeviceToDeviceAsync(dst, src, op.blockSize(0), stream);
-        }
-      } else {
-        long bytes = 24L * n;
-        MemorySegment table = pool.hostTable(slot, bytes);
-        for (int i = 0; i < n; i++) {
-          long l = localBase + op.localOffset(i), rr = remoteBase + op.remoteOffset(i);
-          DevicePool.put(table, i, write ? l : rr);
-          DevicePool.put(table, n + i, write ? rr : l);
-          DevicePool.put(table, 2L * n + i, op.blockSize(i));
-        }
-        kernel.launch(stream, pool.uploadTable(slot, bytes, stream), n, maxBlock);
-      }
-      pool.event(slot).record(stream);
-    } catch (RuntimeException e) {
-      pool.releaseSlot(slot);
-      op.transferFailed(TransportError.GPU_OP, "XGMI " + (n == 1 ? "copy" : "batch kernel") + " for " + where + " could not be issued: " + e.getMessage());
-      return true;
-    }
-    pool.ops[slot] = op;
-    pool.regions[slot] = r;
-    r.inFlight++;
-    onGpu++;
+    int issued = transfers.issue(op, r, device, remoteBase, maxBlock);
+    if (issued == DeviceTransfers.NO_SLOT) return false;
+    if (issued == DeviceTransfers.ISSUED) r.inFlight++;
     return true;
   }
 
   /** The remote region's base address usable from {@code device}, opening its IPC handle on first use; 0 after failing {@code op}. */
   private long remoteBase(TransferOp op, RemoteRegion r, int device) {
     if (r.peer.sameProcess) {
-      if (r.localDevice != device && !enablePeer(op, device, r.localDevice)) return 0;
+      if (r.localDevice != device && !transfers.enablePeer(op, device, r.localDevice)) return 0;
       return r.address;
     }
     IpcMapping m = r.mapping(device);
@@ -426,60 +379,13 @@ final class XgmiWorker implements CompletionSource {
     return m.address() + r.offsetInAllocation;
   }
 
-  private boolean enablePeer(TransferOp op, int device, int peer) {
-    if (peer < 0 || peer >= peerEnabled.length) {
-      op.transferFailed(TransportError.GPU_OP, "device " + peer + " of the remote region is not a device of this process");
-      return false;
-    }
-    if (peerEnabled[device][peer]) return true;
-    if (!peerAccess[device][peer]) {
-      op.transferFailed(TransportError.GPU_OP, "devices " + device + " and " + peer + " have no peer access");
-      return false;
-    }
-    try {
-      gpu.enablePeerAccess(device, peer);
-      if (peerAccess[peer][device]) gpu.enablePeerAccess(peer, device);
-    } catch (RuntimeException e) {
-      op.transferFailed(TransportError.GPU_OP, "cannot enable peer access between devices " + device + " and " + peer + ": " + e.getMessage());
-      return false;
-    }
-    peerEnabled[device][peer] = true;
-    return true;
-  }
-
-  private DevicePool pool(int device) {
-    DevicePool p = pools[device];
-    if (p == null) pools[device] = p = new DevicePool(gpu, device, settings.numStreams(), settings.numEvents());
-    return p;
-  }
-
   /** Completes the ops whose events have completed; returns how many. */
   private int pollCompletions() {
-    if (onGpu == 0) return 0;
-    int done = 0;
-    for (DevicePool p : pools) {
-      if (p == null) continue;
-      for (int i = p.busyCount - 1; i >= 0; i--) {
-        int slot = p.busy[i];
-        TransferOp op = p.ops[slot];
-        if (op == null) continue;
-        String error = null;
-        try {
-          if (!p.event(slot).isComplete()) continue;
-        } catch (RuntimeException e) {
-          error = e.getMessage();
-        }
-        finish(p, i, op, error);
-        done++;
-      }
-    }
-    return done;
+    return transfers.poll(this::finished);
   }
 
-  private void finish(DevicePool p, int busyIndex, TransferOp op, String error) {
-    RemoteRegion r = p.regions[p.busy[busyIndex]];
-    p.releaseAt(busyIndex);
-    onGpu--;
+  /** An op left the GPU (its event completed, or failed): report it, and let a revoked region go once idle. */
+  private void finished(TransferOp op, RemoteRegion r, String error) {
     r.inFlight--;
     if (error == null) op.transferSucceeded();
     else op.transferFailed(TransportError.GPU_OP, "XGMI transfer with " + r.describe() + " failed on the GPU: " + error);
@@ -547,40 +453,10 @@ final class XgmiWorker implements CompletionSource {
     TransferOp op;
     while ((op = ops.poll()) != null) op.transferFailed(TransportError.BAD_STATE, reason);
     while ((op = backlog.pollFirst()) != null) op.transferFailed(TransportError.BAD_STATE, reason);
-    for (DevicePool p : pools) {
-      if (p == null) continue;
-      // what is on the GPU runs to its end (a copy cannot be taken back); its op then reports how it went
-      for (int i = p.busyCount - 1; i >= 0; i--) {
-        int slot = p.busy[i];
-        TransferOp inFlight = p.ops[slot];
-        if (inFlight == null) {
-          p.releaseAt(i);
-          continue;
-        }
-        String error = null;
-        try {
-          p.event(slot).synchronize();
-        } catch (RuntimeException e) {
-          error = e.getMessage();
-        }
-        finish(p, i, inFlight, error);
-      }
-    }
+    // what is on the GPU runs to its end (a copy cannot be taken back); its op then reports how it went
+    transfers.drain(this::finished);
     for (XgmiPeer peer : knownPeers) revokeAll(peer, TransportError.BAD_STATE, reason);
-    for (int d = 0; d < pools.length; d++) {
-      if (pools[d] == null) continue;
-      try {
-        pools[d].close();
-      } catch (RuntimeException e) {
-        log.warn("{}: closing the streams of device {}: {}", name, d, e.getMessage());
-      }
-      pools[d] = null;
-    }
-    try {
-      kernel.close();
-    } catch (RuntimeException e) {
-      log.warn("{}: unloading the batch kernel: {}", name, e.getMessage());
-    }
+    transfers.close();
     closed = true;
     closedLatch.countDown();
     while ((t = tasks.poll()) != null) runSafely(t);
@@ -588,9 +464,7 @@ final class XgmiWorker implements CompletionSource {
 
   /** Streams, events, block tables and kernel modules held now, for leak checks. */
   int openGpuResources() {
-    int n = kernel.loadedModules();
-    for (DevicePool p : pools) if (p != null) n += p.openResources();
-    return n;
+    return transfers.openResources();
   }
 
   private void runSafely(Runnable t) {

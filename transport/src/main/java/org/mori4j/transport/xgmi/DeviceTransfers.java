@@ -1,0 +1,211 @@
+package org.mori4j.transport.xgmi;
+
+import java.lang.foreign.MemorySegment;
+import org.mori4j.natives.gpu.GpuRuntime;
+import org.mori4j.natives.gpu.GpuStream;
+import org.mori4j.transport.LocalRegion;
+import org.mori4j.transport.TransferOp;
+import org.mori4j.transport.TransportError;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The XGMI worker's transfers on the GPU (worker thread only): puts a checked op on a stream of its device (a
+ * copy for one block; the block table's upload and one gather/scatter kernel launch for a batch) with a pooled
+ * event behind it, asks those events ({@code cuEventQuery}, never blocking) which ops are done, and owns what
+ * that takes: a {@link DevicePool} per device, the kernel's modules, and which device pairs have had peer
+ * access enabled.
+ */
+final class DeviceTransfers implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(DeviceTransfers.class);
+  static final int ISSUED = 1, NO_SLOT = 0, FAILED = -1;
+
+  /** Told of every op that leaves the GPU: {@code error} is null when it succeeded. */
+  @FunctionalInterface
+  interface Finished {
+    void finished(TransferOp op, RemoteRegion region, String error);
+  }
+
+  private final String name;
+  private final GpuRuntime gpu;
+  private final XgmiSettings settings;
+  private final boolean[][] peerAccess;
+  private final boolean[][] peerEnabled;
+  private final DevicePool[] pools;
+  private final GatherKernel kernel;
+  private int onGpu;
+
+  DeviceTransfers(String engineKey, GpuRuntime gpu, XgmiSettings settings, boolean[][] peerAccess) {
+    this.name = "xgmi-" + engineKey;
+    this.gpu = gpu;
+    this.settings = settings;
+    this.peerAccess = peerAccess;
+    this.peerEnabled = new boolean[peerAccess.length][peerAccess.length];
+    this.pools = new DevicePool[peerAccess.length];
+    this.kernel = new GatherKernel(gpu);
+  }
+
+  /** Ops on the GPU now. */
+  int onGpu() {
+    return onGpu;
+  }
+
+  /**
+   * Puts {@code op} (checked; {@code remoteBase} usable from {@code device}) on the GPU: {@link #ISSUED},
+   * {@link #NO_SLOT} when every event of the device is in use (nothing was done), or {@link #FAILED} after
+   * failing the op.
+   */
+  int issue(TransferOp op, RemoteRegion r, int device, long remoteBase, long maxBlock) {
+    int n = op.blockCount();
+    LocalRegion local = op.local();
+    DevicePool pool = pool(device);
+    int slot;
+    try {
+      slot = pool.acquire();
+    } catch (RuntimeException e) {
+      op.transferFailed(TransportError.GPU_OP, "XGMI cannot create an event on device " + device + ": " + e.getMessage());
+      return FAILED;
+    }
+    if (slot < 0) return NO_SLOT;
+    try {
+      GpuStream stream = pool.stream();
+      boolean write = op.kind() == TransferOp.WRITE;
+      long localBase = local.address();
+      if (n == 1) {
+        long src = write ? localBase + op.localOffset(0) : remoteBase + op.remoteOffset(0);
+        long dst = write ? remoteBase + op.remoteOffset(0) : localBase + op.localOffset(0);
+        if (r.peer.sameProcess && r.localDevice != device) {
+          gpu.copyPeerAsync(dst, write ? r.localDevice : device, src, write ? device : r.localDevice, op.blockSize(0), stream);
+        } else {
+          gpu.copyDeviceToDeviceAsync(dst, src, op.blockSize(0), stream);
+        }
+      } else {
+        long bytes = 24L * n;
+        MemorySegment table = pool.hostTable(slot, bytes);
+        for (int i = 0; i < n; i++) {
+          long l = localBase + op.localOffset(i), rr = remoteBase + op.remoteOffset(i);
+          DevicePool.put(table, i, write ? l : rr);
+          DevicePool.put(table, n + i, write ? rr : l);
+          DevicePool.put(table, 2L * n + i, op.blockSize(i));
+        }
+        kernel.launch(stream, pool.uploadTable(slot, bytes, stream), n, maxBlock);
+      }
+      pool.event(slot).record(stream);
+    } catch (RuntimeException e) {
+      pool.releaseSlot(slot);
+      op.transferFailed(TransportError.GPU_OP, "XGMI " + (n == 1 ? "copy" : "batch kernel") + " for " + r.describe() + " could not be issued: "
+          + e.getMessage());
+      return FAILED;
+    }
+    pool.ops[slot] = op;
+    pool.regions[slot] = r;
+    onGpu++;
+    return ISSUED;
+  }
+
+  /** Enables peer access from {@code device} to {@code peer} once; false after failing {@code op} when it cannot be. */
+  boolean enablePeer(TransferOp op, int device, int peer) {
+    if (peer < 0 || peer >= peerEnabled.length) {
+      op.transferFailed(TransportError.GPU_OP, "device " + peer + " of the remote region is not a device of this process");
+      return false;
+    }
+    if (peerEnabled[device][peer]) return true;
+    if (!peerAccess[device][peer]) {
+      op.transferFailed(TransportError.GPU_OP, "devices " + device + " and " + peer + " have no peer access");
+      return false;
+    }
+    try {
+      gpu.enablePeerAccess(device, peer);
+      if (peerAccess[peer][device]) gpu.enablePeerAccess(peer, device);
+    } catch (RuntimeException e) {
+      op.transferFailed(TransportError.GPU_OP, "cannot enable peer access between devices " + device + " and " + peer + ": " + e.getMessage());
+      return false;
+    }
+    peerEnabled[device][peer] = true;
+    return true;
+  }
+
+  private DevicePool pool(int device) {
+    DevicePool p = pools[device];
+    if (p == null) pools[device] = p = new DevicePool(gpu, device, settings.numStreams(), settings.numEvents());
+    return p;
+  }
+
+  /** Hands every op whose event has completed (or failed) to {@code done}; returns how many. */
+  int poll(Finished done) {
+    if (onGpu == 0) return 0;
+    int count = 0;
+    for (DevicePool p : pools) {
+      if (p == null) continue;
+      for (int i = p.busyCount - 1; i >= 0; i--) {
+        int slot = p.busy[i];
+        if (p.ops[slot] == null) continue;
+        String error = null;
+        try {
+          if (!p.event(slot).isComplete()) continue;
+        } catch (RuntimeException e) {
+          error = e.getMessage();
+        }
+        leave(p, i, error, done);
+        count++;
+      }
+    }
+    return count;
+  }
+
+  /** Waits for every op on the GPU and hands each to {@code done} (closing). */
+  void drain(Finished done) {
+    for (DevicePool p : pools) {
+      if (p == null) continue;
+      for (int i = p.busyCount - 1; i >= 0; i--) {
+        int slot = p.busy[i];
+        if (p.ops[slot] == null) {
+          p.releaseAt(i);
+          continue;
+        }
+        String error = null;
+        try {
+          p.event(slot).synchronize();
+        } catch (RuntimeException e) {
+          error = e.getMessage();
+        }
+        leave(p, i, error, done);
+      }
+    }
+  }
+
+  private void leave(DevicePool p, int busyIndex, String error, Finished done) {
+    int slot = p.busy[busyIndex];
+    TransferOp op = p.ops[slot];
+    RemoteRegion r = p.regions[slot];
+    p.releaseAt(busyIndex);
+    onGpu--;
+    done.finished(op, r, error);
+  }
+
+  /** Streams, events, block tables and kernel modules held now. */
+  int openResources() {
+    int n = kernel.loadedModules();
+    for (DevicePool p : pools) if (p != null) n += p.openResources();
+    return n;
+  }
+
+  /** Frees every pool (after waiting for its streams) and unloads the kernel; call after {@link #drain}. */
+  @Override
+  public void close() {
+    for (int d = 0; d < pools.length; d++) {
+      if (pools[d] == null) continue;
+      try {
+        pools[d].close();
+      } catch (RuntimeException e) {
+        log.warn("{}: closing the streams of device {}: {}", name, d, e.getMessage());
+      }
+      pools[d] = null;
+    }
+    try {
+      kernel.close();
+    } catch (RuntimeException e) {
+      log.warn("{}: unloading the batch kernel: {}", name, e.getMessage());
+    }
+  }
+}
