@@ -135,6 +135,13 @@ public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command>
           "engine '" + engine.key() + "' runs in ActorSystem '" + system.name() + "' with provider '" + provider
               + "'; ClusterEngine needs pekko.actor.provider = cluster");
     String name = "mori4j-cluster-" + java.net.URLEncoder.encode(engine.key(), java.nio.charset.StandardCharsets.UTF_8);
+    // Pekko's reference.conf leaves downing off, and it wins over ours when Pekko's jars come first on the class
+    // path; without downing a crashed member stays unreachable forever and its directory entries are never dropped.
+    if (system.settings().config().getString("pekko.cluster.downing-provider-class").isBlank())
+      system.log().warn("ActorSystem '{}' has no downing provider (pekko.cluster.downing-provider-class is empty): "
+          + "engines of unreachable members are marked lost, but a crashed member is never removed from the cluster. "
+          + "Build the configuration with ClusterSettings, or set the key in application.conf "
+          + "(org.apache.pekko.cluster.sbr.SplitBrainResolverProvider)", system.name());
     ActorRef<Command> ref = system.systemActorOf(create(engine.actorRef(), engine.engineDesc()), name, org.apache.pekko.actor.typed.Props.empty());
     closeOnShutdown(engine);
     return ref;

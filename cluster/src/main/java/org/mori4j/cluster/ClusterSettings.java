@@ -52,6 +52,7 @@ public final class ClusterSettings {
   private final Tls tls;
   private final Duration heartbeatInterval;
   private final Duration acceptableHeartbeatPause;
+  private final String downingProviderClass;
   private final String downingStrategy;
   private final Duration stableAfter;
   private final Config overrides;
@@ -96,6 +97,7 @@ public final class ClusterSettings {
         ownTrust ? b.trustStorePassword : b.keyStorePassword, b.tlsProtocol, b.enabledAlgorithms, b.hostnameVerification);
     this.heartbeatInterval = b.heartbeatInterval;
     this.acceptableHeartbeatPause = b.acceptableHeartbeatPause;
+    this.downingProviderClass = b.downingProviderClass == null ? "" : b.downingProviderClass.trim();
     this.downingStrategy = b.downingStrategy;
     this.stableAfter = b.stableAfter;
     this.overrides = b.overrides;
@@ -129,6 +131,8 @@ public final class ClusterSettings {
   public Tls tls() { return tls; }
   public Duration heartbeatInterval() { return heartbeatInterval; }
   public Duration acceptableHeartbeatPause() { return acceptableHeartbeatPause; }
+  /** Empty when nobody is to be downed automatically (then a crashed member is never removed). */
+  public String downingProviderClass() { return downingProviderClass; }
   public String downingStrategy() { return downingStrategy; }
   public Duration stableAfter() { return stableAfter; }
 
@@ -156,7 +160,8 @@ public final class ClusterSettings {
         .withValue("pekko.cluster.failure-detector.heartbeat-interval", ConfigValueFactory.fromAnyRef(heartbeatInterval))
         .withValue("pekko.cluster.failure-detector.acceptable-heartbeat-pause", ConfigValueFactory.fromAnyRef(acceptableHeartbeatPause))
         .withValue("pekko.cluster.split-brain-resolver.active-strategy", ConfigValueFactory.fromAnyRef(downingStrategy))
-        .withValue("pekko.cluster.split-brain-resolver.stable-after", ConfigValueFactory.fromAnyRef(stableAfter));
+        .withValue("pekko.cluster.split-brain-resolver.stable-after", ConfigValueFactory.fromAnyRef(stableAfter))
+        .withValue("pekko.cluster.downing-provider-class", ConfigValueFactory.fromAnyRef(downingProviderClass));
     if (tls.enabled()) {
       c = c.withValue("pekko.remote.artery.ssl.ssl-engine-provider",
               ConfigValueFactory.fromAnyRef("org.apache.pekko.remote.artery.tcp.ConfigSSLEngineProvider"))
@@ -190,7 +195,7 @@ public final class ClusterSettings {
   public String toString() {
     return "ClusterSettings[system=" + systemName + ", canonical=" + hostPort(host, port) + ", bind="
         + hostPort(bindHost(), bindPort()) + ", seeds=" + seedNodes + ", " + tls + ", heartbeat-interval=" + heartbeatInterval
-        + ", acceptable-heartbeat-pause=" + acceptableHeartbeatPause + ", downing=" + downingStrategy
+        + ", acceptable-heartbeat-pause=" + acceptableHeartbeatPause + ", downing=" + (downingProviderClass.isEmpty() ? "off" : downingStrategy)
         + ", stable-after=" + stableAfter + "]";
   }
 
@@ -315,6 +320,7 @@ public final class ClusterSettings {
     private boolean hostnameVerification;
     private Duration heartbeatInterval;
     private Duration acceptableHeartbeatPause;
+    private String downingProviderClass;
     private String downingStrategy;
     private Duration stableAfter;
     private Config overrides = ConfigFactory.empty();
@@ -338,10 +344,13 @@ public final class ClusterSettings {
       tlsProtocol = t.getString("protocol");
       enabledAlgorithms = stringList(t, "enabled-algorithms");
       hostnameVerification = t.getBoolean("hostname-verification");
-      heartbeatInterval = base.getDuration("pekko.cluster.failure-detector.heartbeat-interval");
-      acceptableHeartbeatPause = base.getDuration("pekko.cluster.failure-detector.acceptable-heartbeat-pause");
-      downingStrategy = base.getString("pekko.cluster.split-brain-resolver.active-strategy");
-      stableAfter = base.getDuration("pekko.cluster.split-brain-resolver.stable-after");
+      // read from mori4j.* and not pekko.*: Pekko's reference.conf may win the pekko.* keys (class-path order)
+      Config f = base.getConfig("mori4j.cluster.failure-handling");
+      downingProviderClass = f.getString("downing-provider-class");
+      heartbeatInterval = f.getDuration("heartbeat-interval");
+      acceptableHeartbeatPause = f.getDuration("acceptable-heartbeat-pause");
+      downingStrategy = f.getString("downing-strategy");
+      stableAfter = f.getDuration("stable-after");
     }
 
     private static int intSetting(Config c, String key, String path) {
@@ -397,6 +406,8 @@ public final class ClusterSettings {
     public Builder hostnameVerification(boolean on) { this.hostnameVerification = on; return this; }
     public Builder heartbeatInterval(Duration d) { this.heartbeatInterval = d; return this; }
     public Builder acceptableHeartbeatPause(Duration d) { this.acceptableHeartbeatPause = d; return this; }
+    /** The downing provider; empty turns automatic downing off. Default: Pekko's Split Brain Resolver. */
+    public Builder downingProviderClass(String className) { this.downingProviderClass = className; return this; }
     public Builder downingStrategy(String strategy) { this.downingStrategy = strategy; return this; }
     public Builder stableAfter(Duration d) { this.stableAfter = d; return this; }
     /** Any other setting, applied above everything these settings generate. */

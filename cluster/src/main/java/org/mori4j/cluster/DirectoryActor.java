@@ -273,7 +273,8 @@ final class DirectoryActor extends AbstractBehavior<Command> {
       return this;
     }
     Checked c = view.get(m.name());
-    if (c != null) {
+    // the view changes with the Replicator's notifications; a downing seen since then already rules the entry out
+    if (c != null && !view.isGone(c.owner(), members())) {
       m.replyTo().tell(StatusReply.success(c.desc()));
       return this;
     }

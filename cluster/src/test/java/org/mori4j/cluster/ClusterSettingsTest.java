@@ -59,12 +59,29 @@ class ClusterSettingsTest {
         mori4j.cluster.node.seed-nodes = "127.0.0.2:25520, 127.0.0.3:25520"
         mori4j.cluster.node.port = "25530"
         mori4j.cluster.node.system-name = cache
-        pekko.cluster.failure-detector.acceptable-heartbeat-pause = 5s
+        mori4j.cluster.failure-handling.acceptable-heartbeat-pause = 5s
         """));
     assertEquals(List.of("127.0.0.2:25520", "127.0.0.3:25520"), s.seedNodes());
     assertEquals(25530, s.port());
     assertEquals(List.of("pekko://cache@127.0.0.2:25520", "pekko://cache@127.0.0.3:25520"), s.seedAddresses());
     assertEquals(Duration.ofSeconds(5), s.toConfig().getDuration("pekko.cluster.failure-detector.acceptable-heartbeat-pause"));
+  }
+
+  @Test
+  void downingIsOnEvenWhenPekkosReferenceConfWinsTheClassPathRace() {
+    // what the merged reference.conf looks like when Pekko's jar comes before mori4j-cluster's on the class path
+    Config pekkoFirst = base("""
+        pekko.cluster.downing-provider-class = ""
+        pekko.cluster.split-brain-resolver.stable-after = 20s
+        """);
+    Config c = ClusterSettings.fromConfig(pekkoFirst).toConfig();
+    assertEquals("org.apache.pekko.cluster.sbr.SplitBrainResolverProvider", c.getString("pekko.cluster.downing-provider-class"));
+    assertEquals(Duration.ofSeconds(7), c.getDuration("pekko.cluster.split-brain-resolver.stable-after"));
+    assertEquals("keep-majority", c.getString("pekko.cluster.split-brain-resolver.active-strategy"));
+
+    ClusterSettings off = ClusterSettings.builder(pekkoFirst).downingProviderClass("").build();
+    assertEquals("", off.toConfig().getString("pekko.cluster.downing-provider-class"));
+    assertTrue(off.toString().contains("downing=off"), off.toString());
   }
 
   @Test
