@@ -10,6 +10,8 @@
 #   MORI4J_CMD     how to run mori4j, e.g. "bash .device/run.sh org.mori4j.bench.Mori4jCommand" (default ./mori4j)
 #   MORI4J_COMMIT  the commit the build came from (else git, else "unknown")
 #   MORI4J_GPU_TARGET  the target's device (default 1 with two or more GPUs, else 0)
+#   MORI4J_XGMI_MODES  which of "same-process two-process" to run (default both; all eight runs take about
+#                      9-10 min on 1x H100, so on a machine with a 10-minute limit per command run one per call)
 # A failed run does not stop the others, but the script then exits 1.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,7 +46,8 @@ run() {
   echo "exit: $rc" | tee -a "$dir/$name.txt"
   [ "$rc" -eq 0 ] || { failed=1; tail -20 "$dir/$name.stderr"; }
 }
-for mode in same-process two-process; do
+for mode in ${MORI4J_XGMI_MODES:-same-process two-process}; do
+  case $mode in same-process|two-process) ;; *) echo "MORI4J_XGMI_MODES: unknown mode '$mode' (same-process, two-process)" >&2; exit 2;; esac
   flag=(); [ $mode = same-process ] && flag=(--xgmi-single-process)
   run "$mode-write-256m" "${flag[@]}" --buffer-size 256M --transfer-batch-size 1 --iters 200
   run "$mode-lat-4k" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 1 --enable-sess --iters 10000
