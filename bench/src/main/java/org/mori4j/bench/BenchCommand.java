@@ -290,7 +290,7 @@ public final class BenchCommand implements Callable<Integer> {
   private EngineRun runEngine(SweepPlan plan, String peerHost, int peerPort, TargetProcess target, GpuRuntime gpu) {
     String key = "initiator-" + ProcessHandle.current().pid();
     // closed after the engine (resources close in reverse order): the engine may touch the buffers until then
-    try (Buffers buffers = new Buffers(); IoEngine engine = IoEngine.create(key, new IoEngineConfig(host, 0))) {
+    try (BenchBuffers buffers = new BenchBuffers(); IoEngine engine = IoEngine.create(key, new IoEngineConfig(host, 0))) {
       engine.createBackend(BackendType.TCP, tcp.config());
       EngineDesc remoteEngine = engine.discover(peerHost, peerPort);
       engine.registerRemoteEngine(remoteEngine);
@@ -318,7 +318,7 @@ public final class BenchCommand implements Callable<Integer> {
   }
 
   /** One sweep against {@code remote}, from a local buffer on {@code gpu}'s {@link #gpuDevice} (host memory when null). */
-  private List<ResultRow> pass(SweepPlan plan, IoEngine engine, Buffers buffers, GpuRuntime gpu, MemoryDesc remote, TargetProcess target,
+  private List<ResultRow> pass(SweepPlan plan, IoEngine engine, BenchBuffers buffers, GpuRuntime gpu, MemoryDesc remote, TargetProcess target,
                                ProgressBar progress, String label) {
     long localBytes = Math.min(plan.bufferBytes(), remote.size());
     BenchMemory local = buffers.add(gpu != null ? BenchMemory.gpu(engine, gpu, gpuDevice, localBytes) : BenchMemory.host(engine, localBytes));
@@ -335,28 +335,5 @@ public final class BenchCommand implements Callable<Integer> {
     return bench.sweep(plan.points(), sweep.iters, sweep.warmupIters, sweep.warmupNanos(), progress, label, () -> {
       if (target != null && !target.alive()) throw new IllegalStateException("target process died" + target.stderrTail());
     });
-  }
-
-  /** The local buffers of a run, freed together once the engine is closed. */
-  private static final class Buffers implements AutoCloseable {
-    private final List<BenchMemory> all = new ArrayList<>();
-
-    BenchMemory add(BenchMemory b) {
-      all.add(b);
-      return b;
-    }
-
-    @Override
-    public void close() {
-      RuntimeException first = null;
-      for (BenchMemory b : all) {
-        try {
-          b.close();
-        } catch (RuntimeException e) {
-          if (first == null) first = e;
-        }
-      }
-      if (first != null) throw first;
-    }
   }
 }

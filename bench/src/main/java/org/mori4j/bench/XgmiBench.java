@@ -52,7 +52,7 @@ final class XgmiBench {
       MemoryDesc remote;
       EngineDesc remoteEngine;
       String key = "xgmi-initiator-" + ProcessHandle.current().pid();
-      try (Buffers buffers = new Buffers(); IoEngine engine = IoEngine.create(key, new IoEngineConfig(s.host(), 0))) {
+      try (BenchBuffers buffers = new BenchBuffers(); IoEngine engine = IoEngine.create(key, new IoEngineConfig(s.host(), 0))) {
         engine.createBackend(BackendType.XGMI, XgmiBackendConfig.defaults());
         if (s.singleProcess()) {
           targetEngine = IoEngine.create("xgmi-target-" + ProcessHandle.current().pid(), new IoEngineConfig(s.host(), 0));
@@ -149,20 +149,5 @@ final class XgmiBench {
 
   private static Optional<ResultRow> find(List<BaselineRow> base, String series) {
     return base.stream().filter(b -> b.series().equals(series) && b.row() != null).map(BaselineRow::row).findFirst();
-  }
-
-  /** The local buffers, freed together once the engine is closed. */
-  private static final class Buffers implements AutoCloseable {
-    private final List<BenchMemory> all = new ArrayList<>();
-
-    BenchMemory add(BenchMemory b) {
-      all.add(b);
-      return b;
-    }
-
-    @Override
-    public void close() {
-      for (BenchMemory b : all) b.close();
-    }
   }
 }

@@ -1,12 +1,8 @@
 package org.mori4j.bench;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -30,26 +26,10 @@ class XgmiBenchGpuTest {
     assumeTrue(gpu.available(), "no GPU runtime on this machine: " + gpu.version());
   }
 
-  private static String run(String... args) {
-    PrintStream saved = System.out;
-    ByteArrayOutputStream buf = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
-    int code;
-    try {
-      code = Mori4jCommand.commandLine().execute(args);
-    } finally {
-      System.setOut(saved);
-    }
-    String out = buf.toString(StandardCharsets.UTF_8);
-    saved.print(out);
-    assertEquals(0, code, out);
-    return out;
-  }
-
   @Test
   void singleProcessBatchWithRawCopyBaselines() {
     int target = gpu.deviceCount() > 1 ? 1 : 0;
-    String out = run("bench", "--backend", "xgmi", "--xgmi-single-process", "--target-gpu-device", Integer.toString(target),
+    String out = CommandRun.ok("bench", "--backend", "xgmi", "--xgmi-single-process", "--target-gpu-device", Integer.toString(target),
         "--buffer-size", "4K", "--transfer-batch-size", "64", "--enable-batch-transfer", "--iters", "5", "--warmup-iters", "1",
         "--warmup-ms", "0", "--max-buffer-size", "64M");
     assertTrue(out.contains("over xgmi") && out.contains("same process"), out);
@@ -59,7 +39,7 @@ class XgmiBenchGpuTest {
 
   @Test
   void twoProcessSessionRow() {
-    String out = run("bench", "--backend", "xgmi", "--buffer-size", "4096", "--transfer-batch-size", "1", "--enable-sess", "--iters", "50",
+    String out = CommandRun.ok("bench", "--backend", "xgmi", "--buffer-size", "4096", "--transfer-batch-size", "1", "--enable-sess", "--iters", "50",
         "--warmup-iters", "5", "--warmup-ms", "0", "--no-baselines");
     assertTrue(out.contains("over xgmi") && out.contains("two processes"), out);
   }

@@ -1,12 +1,8 @@
 package org.mori4j.bench;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -41,25 +37,9 @@ class XgmiBenchOnTestDeviceTest {
     device.shutdown();
   }
 
-  private static String run(String... args) {
-    PrintStream saved = System.out;
-    ByteArrayOutputStream buf = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
-    int code;
-    try {
-      code = Mori4jCommand.commandLine().execute(args);
-    } finally {
-      System.setOut(saved);
-    }
-    String out = buf.toString(StandardCharsets.UTF_8);
-    saved.print(out);
-    assertEquals(0, code, out);
-    return out;
-  }
-
   @Test
   void aBatchRowWithRawCopyBaselinesAndComparison() {
-    String out = run("bench", "--backend", "xgmi", "--xgmi-single-process", "--target-gpu-device", "1", "--buffer-size", "4K",
+    String out = CommandRun.ok("bench", "--backend", "xgmi", "--xgmi-single-process", "--target-gpu-device", "1", "--buffer-size", "4K",
         "--transfer-batch-size", "64", "--enable-batch-transfer", "--op-type", "read", "--iters", "5", "--warmup-iters", "1",
         "--warmup-ms", "0", "--max-buffer-size", "4M");
     assertTrue(out.contains("mori4j read over xgmi, GPU0 <-> target GPU1 memory, same process"), out);
@@ -70,7 +50,7 @@ class XgmiBenchOnTestDeviceTest {
 
   @Test
   void aSessionRowAndALargeWriteOnOneDevice() {
-    String out = run("bench", "--backend", "xgmi", "--xgmi-single-process", "--buffer-size", "4K", "--all", "--sweep-start-size", "4K",
+    String out = CommandRun.ok("bench", "--backend", "xgmi", "--xgmi-single-process", "--buffer-size", "4K", "--all", "--sweep-start-size", "4K",
         "--sweep-max-size", "1M", "--transfer-batch-size", "1", "--enable-sess", "--iters", "5", "--warmup-iters", "1", "--warmup-ms", "0",
         "--max-buffer-size", "4M");
     assertTrue(out.contains("GPU0 <-> target GPU0 memory, same process") && out.contains("session on"), out);
