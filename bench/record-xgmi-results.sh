@@ -6,12 +6,13 @@
 #   lat-4k       4 KiB session writes with await, 10,000 iters    (item 3: p50 <= 1.5x raw 4 KiB copy + sync);
 #   lat-4k-spin  the same with MORI_IO_AWAIT_SPIN=50us (the caller spins before it parks)
 #   batch-4096   4,096 x 4 KiB in one batchWrite                  (item 4: >= 100 GB/s; a raw copy loop beside it)
+#                sequential blocks (joined by the engine into one copy) and --block-order reversed (one kernel launch)
 # and the machine they ran on. Written for the GPU machine, which has neither Maven nor git:
 #   MORI4J_CMD     how to run mori4j, e.g. "bash .device/run.sh org.mori4j.bench.Mori4jCommand" (default ./mori4j)
 #   MORI4J_COMMIT  the commit the build came from (else git, else "unknown")
 #   MORI4J_GPU_TARGET  the target's device (default 1 with two or more GPUs, else 0)
-#   MORI4J_XGMI_MODES  which of "same-process two-process" to run (default both; all eight runs take about
-#                      9-10 min on 1x H100, so on a machine with a 10-minute limit per command run one per call)
+#   MORI4J_XGMI_MODES  which of "same-process two-process" to run (default both; all ten runs take about
+#                      11-12 min on 1x H100, so on a machine with a 10-minute limit per command run one per call)
 # A failed run does not stop the others, but the script then exits 1.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,5 +55,8 @@ for mode in ${MORI4J_XGMI_MODES:-same-process two-process}; do
   # the same with the waiting caller spinning 50 us before it parks (a park/unpark costs several microseconds)
   RUN_ENV="MORI_IO_AWAIT_SPIN=50us" run "$mode-lat-4k-spin" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 1 --enable-sess --iters 10000
   run "$mode-batch-4096" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 4096 --enable-batch-transfer --iters 200
+  # sequential 4 KiB blocks are contiguous and the engine joins them into one 16 MiB copy; reversed, each block
+  # is its own entry and the batch is one gather/scatter kernel launch
+  run "$mode-batch-4096-reversed" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 4096 --enable-batch-transfer --block-order reversed --iters 200
 done
 exit $failed

@@ -184,7 +184,8 @@ public final class BenchCommand implements Callable<Integer> {
     GpuRuntime gpu = checkGpu();
     if (xgmi) {
       return XgmiBench.run(new XgmiBench.Settings(plan, sweep.op, sweep.batchTransfer, sweep.session, sweep.iters, sweep.warmupIters,
-          sweep.warmupNanos(), sweep.maxBuffer, xgmiSingleProcess, gpuDevice, targetDevice(), host, json, baselines), gpu, System.out);
+          sweep.warmupNanos(), sweep.maxBuffer, sweep.reversedBlocks(), xgmiSingleProcess, gpuDevice, targetDevice(), host, json,
+          baselines), gpu, System.out);
     }
     PrintStream out = System.out;
     TargetProcess target = null;
@@ -330,7 +331,8 @@ public final class BenchCommand implements Callable<Integer> {
       sess = engine.createSession(local.desc(), remote).orElseThrow(() ->
           new IllegalStateException("no backend can serve a session between " + local.desc() + " and " + remote));
     }
-    EngineBenchmark bench = new EngineBenchmark(engine, local, remote, scratch, sess, sweep.op, sweep.batchTransfer);
+    EngineBenchmark bench = new EngineBenchmark(engine, local, remote, scratch, sess, sweep.op, sweep.batchTransfer)
+        .reversedBlocks(sweep.reversedBlocks());
     if (label.isEmpty()) capacity = bench.capacity();
     return bench.sweep(plan.points(), sweep.iters, sweep.warmupIters, sweep.warmupNanos(), progress, label, () -> {
       if (target != null && !target.alive()) throw new IllegalStateException("target process died" + target.stderrTail());

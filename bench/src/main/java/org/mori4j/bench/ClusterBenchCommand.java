@@ -192,7 +192,8 @@ public final class ClusterBenchCommand implements Callable<Integer> {
       sess = engine.createSession(local.desc(), remote).orElseThrow(() ->
           new IllegalStateException("no backend can serve a session between " + local.desc() + " and " + remote));
     }
-    EngineBenchmark bench = new EngineBenchmark(engine, local, remote, scratch, sess, sweep.op, sweep.batchTransfer);
+    EngineBenchmark bench = new EngineBenchmark(engine, local, remote, scratch, sess, sweep.op, sweep.batchTransfer)
+        .reversedBlocks(sweep.reversedBlocks());
     ProgressBar progress = ProgressBar.forConsole(plan.points().size());
     try {
       return bench.sweep(plan.points(), sweep.iters, sweep.warmupIters, sweep.warmupNanos(), progress, "", () -> {

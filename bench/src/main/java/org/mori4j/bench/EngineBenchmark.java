@@ -47,6 +47,7 @@ public final class EngineBenchmark {
   private final BenchMemory scratchMem;
   private final IoEngineSession session;
   private final Op op;
+  private boolean reversedBlocks;
   private final boolean batchCall;
   private long rowSeed = System.nanoTime();
 
@@ -71,6 +72,12 @@ public final class EngineBenchmark {
     this.batchCall = batchCall;
   }
 
+  /** Lists each batch's blocks from the last slot to the first, so that the engine cannot join them. */
+  public EngineBenchmark reversedBlocks(boolean on) {
+    this.reversedBlocks = on;
+    return this;
+  }
+
   /** Bytes both sides can address: blocks cycle over this many bytes. */
   public long capacity() {
     return Math.min(local.size(), remote.size());
@@ -83,7 +90,7 @@ public final class EngineBenchmark {
   public ResultRow run(SweepPlan.Point p, int iters, int warmup, long warmupNanos) {
     long msg = p.msgSize();
     int batch = p.batchSize();
-    long[] offsets = SweepPlan.offsets(msg, batch, capacity());
+    long[] offsets = SweepPlan.offsets(msg, batch, capacity(), reversedBlocks);
     int slots = SweepPlan.slots(msg, batch, capacity());
     long used = slots * msg;
     long seed = ++rowSeed * 0x2545F4914F6CDD1DL;

@@ -48,6 +48,12 @@ public final class SweepOptions {
       + "so that rows are measured on JIT-compiled code; the baselines get the same (default: ${DEFAULT-VALUE}).")
   long warmupMs;
 
+  @Option(names = "--block-order", defaultValue = "sequential", paramLabel = "sequential|reversed",
+      description = "Order of a batch's blocks in the buffers. sequential (MORI's layout): neighbours are contiguous and the engine "
+          + "joins them into one transfer; reversed: the same slots from last to first, so every block moves on its own "
+          + "(default: ${DEFAULT-VALUE}).")
+  String blockOrder;
+
   @Option(names = "--max-buffer-size", defaultValue = "256M", converter = SizeConverter.class,
       description = "Cap on each side's buffer; bigger batches reuse slots (default: ${DEFAULT-VALUE}).")
   long maxBuffer;
@@ -57,11 +63,17 @@ public final class SweepOptions {
     if (iters < 1) throw usage.apply("--iters must be at least 1: " + iters);
     if (warmupIters < 0) throw usage.apply("--warmup-iters must not be negative: " + warmupIters);
     if (warmupMs < 0) throw usage.apply("--warmup-ms must not be negative: " + warmupMs);
+    if (!blockOrder.equals("sequential") && !blockOrder.equals("reversed"))
+      throw usage.apply("--block-order must be sequential or reversed: " + blockOrder);
     try {
       return SweepPlan.of(bufferSize, batchSize, all, allBatch, sweepStart, sweepMax, maxBuffer);
     } catch (IllegalArgumentException e) {
       throw usage.apply(e.getMessage());
     }
+  }
+
+  boolean reversedBlocks() {
+    return blockOrder.equals("reversed");
   }
 
   long warmupNanos() {
@@ -70,7 +82,8 @@ public final class SweepOptions {
 
   /** The table's title: what was measured, over which memory. */
   String title(String memory) {
-    return String.format(Locale.ROOT, "mori4j %s over tcp, %s (batch-transfer %s, session %s)",
-        op.name().toLowerCase(Locale.ROOT), memory, batchTransfer ? "on" : "off", session ? "on" : "off");
+    return String.format(Locale.ROOT, "mori4j %s over tcp, %s (batch-transfer %s, session %s%s)",
+        op.name().toLowerCase(Locale.ROOT), memory, batchTransfer ? "on" : "off", session ? "on" : "off",
+        reversedBlocks() ? ", blocks reversed" : "");
   }
 }

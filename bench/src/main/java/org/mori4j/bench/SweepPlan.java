@@ -92,9 +92,18 @@ public record SweepPlan(List<Point> points, long bufferBytes) {
 
   /** The offsets of the {@code batchSize} blocks of a point within a buffer of {@code capacity} bytes. */
   public static long[] offsets(long msgSize, int batchSize, long capacity) {
+    return offsets(msgSize, batchSize, capacity, false);
+  }
+
+  /**
+   * As {@link #offsets(long, int, long)}; {@code reversed} lists the same slots from the last to the first, so
+   * that no block starts where the one before it ends. The engine joins such neighbours into one transfer, so
+   * sequential blocks measure one large copy, reversed ones every block on its own (a gather/scatter batch).
+   */
+  public static long[] offsets(long msgSize, int batchSize, long capacity, boolean reversed) {
     int slots = slots(msgSize, batchSize, capacity);
     long[] off = new long[batchSize];
-    for (int j = 0; j < batchSize; j++) off[j] = (j % slots) * msgSize;
+    for (int j = 0; j < batchSize; j++) off[j] = (reversed ? slots - 1 - j % slots : j % slots) * msgSize;
     return off;
   }
 

@@ -32,7 +32,7 @@ final class XgmiBench {
 
   /** What {@code bench} passes on: the sweep and the XGMI flags. */
   record Settings(SweepPlan plan, EngineBenchmark.Op op, boolean batchTransfer, boolean session, int iters, int warmupIters,
-                  long warmupNanos, long maxBuffer, boolean singleProcess, int device, int targetDevice, String host, Path json,
+                  long warmupNanos, long maxBuffer, boolean reversedBlocks, boolean singleProcess, int device, int targetDevice, String host, Path json,
                   boolean baselines) {}
 
   static int run(Settings s, GpuRuntime gpu, PrintStream out) throws Exception {
@@ -75,7 +75,8 @@ final class XgmiBench {
         if (route.isEmpty() || route.get().backendType() != BackendType.XGMI)
           throw new IllegalStateException("the engine does not route GPU" + s.device() + " -> GPU" + s.targetDevice() + " over XGMI ("
               + route.map(r -> "it chose " + r.backendType()).orElse("no backend serves the pair") + "); see the log for why");
-        EngineBenchmark bench = new EngineBenchmark(engine, local, remote, scratch, s.session() ? route.get() : null, s.op(), s.batchTransfer());
+        EngineBenchmark bench = new EngineBenchmark(engine, local, remote, scratch, s.session() ? route.get() : null, s.op(), s.batchTransfer())
+            .reversedBlocks(s.reversedBlocks());
         rows = new ArrayList<>();
         ProgressBar progress = ProgressBar.forConsole(s.plan().points().size());
         try {
@@ -92,8 +93,9 @@ final class XgmiBench {
           progress.finish();
         }
       }
-      String title = String.format(Locale.ROOT, "mori4j %s over xgmi, GPU%d <-> target GPU%d memory, %s (batch-transfer %s, session %s)", op,
-          s.device(), s.targetDevice(), s.singleProcess() ? "same process" : "two processes", s.batchTransfer() ? "on" : "off", s.session() ? "on" : "off");
+      String title = String.format(Locale.ROOT, "mori4j %s over xgmi, GPU%d <-> target GPU%d memory, %s (batch-transfer %s, session %s%s)", op,
+          s.device(), s.targetDevice(), s.singleProcess() ? "same process" : "two processes", s.batchTransfer() ? "on" : "off", s.session() ? "on" : "off",
+          s.reversedBlocks() ? ", blocks reversed" : "");
       out.print(ResultTable.render(title, rows));
       out.flush();
     } catch (EngineBenchmark.IntegrityException | EngineBenchmark.TransferFailedException e) {

@@ -36,6 +36,11 @@ class BenchCommandTest {
   }
 
   @Test
+  void badBlockOrderNamesTheFlagAndTheValue() {
+    assertUsageError(run("bench", "--block-order", "zigzag"), "--block-order", "sequential or reversed", "zigzag");
+  }
+
+  @Test
   void gpuMemoryWithoutAGpuRuntimeFailsAtOnceWithTheRuntimesMessage() {
     GpuRuntime gpu = GpuRuntimes.select("auto");
     assumeFalse(gpu.available(), "this machine has a GPU runtime (" + gpu.name() + "); the no-runtime message cannot be seen here");

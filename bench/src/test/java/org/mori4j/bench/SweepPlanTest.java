@@ -1,6 +1,7 @@
 package org.mori4j.bench;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -46,6 +47,11 @@ class SweepPlanTest {
     assertArrayEquals(new long[] {0, 4096, 8192}, SweepPlan.offsets(4096, 3, MIB));
     assertArrayEquals(new long[] {0, 32 * MIB, 0, 32 * MIB}, SweepPlan.offsets(32 * MIB, 4, 64 * MIB));
     assertThrows(IllegalArgumentException.class, () -> SweepPlan.offsets(2 * MIB, 1, MIB));
+    // reversed: the same slots, last first, so that no block starts where the one before it ends
+    assertArrayEquals(new long[] {8192, 4096, 0}, SweepPlan.offsets(4096, 3, MIB, true));
+    assertArrayEquals(new long[] {32 * MIB, 0, 32 * MIB, 0}, SweepPlan.offsets(32 * MIB, 4, 64 * MIB, true));
+    long[] r = SweepPlan.offsets(4096, 4096, 16 * MIB, true);
+    for (int j = 1; j < r.length; j++) assertNotEquals(r[j - 1] + 4096, r[j], "block " + j + " continues block " + (j - 1));
   }
 
   @Test

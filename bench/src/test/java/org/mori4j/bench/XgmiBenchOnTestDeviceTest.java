@@ -1,5 +1,6 @@
 package org.mori4j.bench;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
@@ -46,6 +47,23 @@ class XgmiBenchOnTestDeviceTest {
     assertTrue(out.contains(org.mori4j.bench.baseline.XgmiCopyBaseline.loopSeries(device, 0, 1, 64)), out);
     assertTrue(out.contains("memory-memcpyPeerAsync GPU0->GPU1 "), "the test device is not named as the CUDA driver: " + out);
     assertTrue(out.contains("4 KiB x 64: avg BW") && out.contains("a loop of raw copies"), out);
+  }
+
+  @Test
+  void sequentialBlocksAreJoinedIntoOneCopyReversedOnesAreOneKernelLaunchPerBatch() {
+    String[] args = {"bench", "--backend", "xgmi", "--xgmi-single-process", "--target-gpu-device", "1", "--buffer-size", "4K",
+        "--transfer-batch-size", "256", "--enable-batch-transfer", "--iters", "5", "--warmup-iters", "1", "--warmup-ms", "0",
+        "--max-buffer-size", "4M", "--no-baselines"};
+    int before = device.launchCount();
+    CommandRun.ok(args);
+    assertEquals(before, device.launchCount(), "sequential 4 KiB blocks are contiguous: the engine joins them into one copy");
+    String[] reversed = java.util.Arrays.copyOf(args, args.length + 2);
+    reversed[args.length] = "--block-order";
+    reversed[args.length + 1] = "reversed";
+    String out = CommandRun.ok(reversed);
+    assertTrue(out.contains("blocks reversed"), out);
+    // warm-up, measured iterations and nothing else: every batch is one launch (the integrity read-back is one copy)
+    assertTrue(device.launchCount() - before >= 6, "launches: " + (device.launchCount() - before));
   }
 
   @Test

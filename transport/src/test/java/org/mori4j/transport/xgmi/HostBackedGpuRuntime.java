@@ -68,6 +68,11 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
   /** A copy or kernel that touches this address fails on the stream, as an illegal address would. */
   volatile long poisonAddress = -1;
 
+  /** Kernel launches so far (a batch the engine could not join into one copy is one launch). */
+  public int launchCount() {
+    return launches.get();
+  }
+
   private record Allocation(long base, long size, int device, Path file) {}
 
   private final boolean peerAccess;
