@@ -61,7 +61,8 @@ public final class ClusterBenchCommand implements Callable<Integer> {
 
   SweepPlan validate() {
     if (waitSeconds < 1) throw usage("--wait must be at least 1: " + waitSeconds);
-    if (peerEngine != null && cluster.seeds == null) throw usage("--peer-engine needs --seed (without one, cluster-bench spawns its own peer)");
+    if (peerEngine != null && !joinsACluster())
+      throw usage("--peer-engine needs --seed or MORI4J_SEED_NODES (without seeds, cluster-bench spawns its own peer)");
     if (peerEngine != null && peerEngine.isBlank()) throw usage("--peer-engine must not be blank");
     try {
       tcp.config();
@@ -71,6 +72,11 @@ public final class ClusterBenchCommand implements Callable<Integer> {
     SweepPlan plan = sweep.plan(this::usage);
     cluster.settings(null, this::usage); // every cluster flag checked before a child is started
     return plan;
+  }
+
+  /** Seeds from --seed or from the configuration (MORI4J_SEED_NODES): measure a running cluster, spawn nothing. */
+  private boolean joinsACluster() {
+    return cluster.seeds != null || !cluster.settings(null, this::usage).seedNodes().isEmpty();
   }
 
   private ParameterException usage(String message) {
@@ -87,7 +93,7 @@ public final class ClusterBenchCommand implements Callable<Integer> {
     try {
       List<String> seeds = null;
       String peerKey = peerEngine;
-      if (cluster.seeds == null) {
+      if (!joinsACluster()) {
         peerKey = "cluster-bench-target-" + ProcessHandle.current().pid();
         String host = cluster.settings(null, this::usage).host();
         List<String> nodeArgs = new ArrayList<>(List.of("--host", host, "--port", "0", "--engine-key", peerKey,

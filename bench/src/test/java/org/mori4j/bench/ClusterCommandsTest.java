@@ -76,7 +76,7 @@ class ClusterCommandsTest {
     assertUsageError(run("node", "--engine-key", " "), "--engine-key");
     assertUsageError(run("node", "--data-host", "a b"), "--data-host 'a b'");
     assertUsageError(run("cluster-bench", "--seed", "host"), "seed 'host' is not host:port");
-    assertUsageError(run("cluster-bench", "--peer-engine", "node-1"), "--peer-engine needs --seed");
+    assertUsageError(run("cluster-bench", "--peer-engine", "node-1"), "--peer-engine needs --seed or MORI4J_SEED_NODES");
     assertUsageError(run("cluster-bench", "--iters", "0"), "--iters", "0");
     assertUsageError(run("cluster-bench", "--op-type", "copy"), "--op-type", "'copy'");
     assertUsageError(run("cluster-bench", "--wait", "0"), "--wait", "0");
@@ -112,6 +112,18 @@ class ClusterCommandsTest {
       assertEquals(1, missing.code(), missing.err());
       assertTrue(missing.err().contains("engine 'no-such-engine' was not registered through the cluster within 3 s")
           && missing.err().contains("seed-node-under-test"), missing.err());
+      // seeds from the configuration (what MORI4J_SEED_NODES sets) join the running node too: nothing is spawned
+      System.setProperty("mori4j.cluster.node.seed-nodes", r.host() + ":" + r.port());
+      com.typesafe.config.ConfigFactory.invalidateCaches();
+      try {
+        Outcome fromConfig = run("cluster-bench", "--peer-engine", "seed-node-under-test", "--iters", "3", "--warmup-iters", "1",
+            "--warmup-ms", "0", "--transfer-batch-size", "1");
+        assertEquals(0, fromConfig.code(), fromConfig.err());
+        assertTrue(fromConfig.out().contains("running node"), fromConfig.out());
+      } finally {
+        System.clearProperty("mori4j.cluster.node.seed-nodes");
+        com.typesafe.config.ConfigFactory.invalidateCaches();
+      }
     }
   }
 }
