@@ -68,6 +68,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
   /** Engines declared lost (key to reason), oldest first, until registered again; bounded (see EngineSettings). */
   private final java.util.LinkedHashMap<String, String> lost;
   private long nextMemoryId = 1;
+  private long backendIncarnation;
   private boolean closed;
   /** The engine's GPU runtime (selected on first need) and the staging its TCP backend uses for GPU memory. */
   private final GpuStaging gpu;
@@ -241,7 +242,10 @@ public final class EngineActor extends AbstractBehavior<Command> {
       return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "the " + type + " backend is not available in this build of mori4j", this);
     }
     ActorRef<BackendActor.Command> actor = getContext().spawn(
-        BackendActor.create(id.key(), type, backend, settings, getContext().getSelf()), "backend-" + type.name().toLowerCase(),
+        BackendActor.create(id.key(), type, backend, settings, getContext().getSelf()),
+        // numbered: a removed backend's actor may still be stopping when the same type is created again, and a
+        // reused name would fail the spawn (InvalidActorNameException) and with it the whole engine actor
+        "backend-" + type.name().toLowerCase() + "-" + (++backendIncarnation),
         DispatcherSelector.fromConfig("mori4j.dispatchers.backend"));
     getContext().askWithStatus(Done.class, actor, settings.askTimeout(), BackendActor.Start::new,
         (ok, err) -> new EngineMessages.BackendStarted(type, backend, actor, err, m.replyTo()));
