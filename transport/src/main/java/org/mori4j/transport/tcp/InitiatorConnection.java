@@ -270,25 +270,7 @@ final class InitiatorConnection extends TcpConnection {
    */
   private boolean receiveGpu() throws IOException {
     GpuStager st = inStager();
-    while (st.remaining() > 0) {
-      ByteBuffer v = st.next();
-      if (v == null) {
-        pauseReadForGpu();
-        return false;
-      }
-      int r = read(v);
-      if (r < 0) throw new IOException("connection closed by peer");
-      if (r > 0) st.advance(r);
-      if (v.hasRemaining()) {
-        resumeRead();
-        return false;
-      }
-    }
-    if (!st.drained()) {
-      pauseReadForGpu();
-      return false;
-    }
-    resumeRead();
+    if (!stageIn(st, "connection closed by peer")) return false;
     String failure = st.failure();
     st.finish();
     complete(failure == null ? null : TransportError.GPU_OP, failure);

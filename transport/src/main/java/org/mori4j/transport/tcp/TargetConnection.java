@@ -141,6 +141,12 @@ final class TargetConnection extends TcpConnection {
     return r;
   }
 
+  /** Staged payload bytes come out of the read-ahead stash first. */
+  @Override
+  int readStaged(ByteBuffer dst) throws IOException {
+    return in(dst);
+  }
+
   /** Moves stashed bytes into {@code dst}, then reads from the socket if {@code dst} still has room. */
   private int in(ByteBuffer dst) throws IOException {
     int n = drain(dst);
@@ -264,25 +270,7 @@ final class TargetConnection extends TcpConnection {
    */
   private boolean receiveGpu() throws IOException {
     GpuStager st = inStager();
-    while (st.remaining() > 0) {
-      ByteBuffer v = st.next();
-      if (v == null) {
-        pauseReadForGpu();
-        return false;
-      }
-      int r = in(v);
-      if (r < 0) throw new IOException("closed mid-payload");
-      if (r > 0) st.advance(r);
-      if (v.hasRemaining()) {
-        resumeRead();
-        return false;
-      }
-    }
-    if (!st.drained()) {
-      pauseReadForGpu();
-      return false;
-    }
-    resumeRead();
+    if (!stageIn(st, "closed mid-payload")) return false;
     String failure = st.failure();
     st.finish();
     if (failure != null) {

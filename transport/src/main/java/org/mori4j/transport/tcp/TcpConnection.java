@@ -98,6 +98,39 @@ abstract class TcpConnection {
     }
   }
 
+  /**
+   * Reads the rest of {@code st}'s payload from the socket into its staging buffers, pausing reads while every
+   * buffer waits for its host-to-device copy; true once every byte is on the device (reads resumed), false
+   * while it waits for the socket or the GPU. {@code closed} is the message when the peer closes mid-payload.
+   */
+  final boolean stageIn(GpuStager st, String closed) throws IOException {
+    while (st.remaining() > 0) {
+      ByteBuffer v = st.next();
+      if (v == null) {
+        pauseReadForGpu();
+        return false;
+      }
+      int r = readStaged(v);
+      if (r < 0) throw new IOException(closed);
+      if (r > 0) st.advance(r);
+      if (v.hasRemaining()) {
+        resumeRead();
+        return false;
+      }
+    }
+    if (!st.drained()) {
+      pauseReadForGpu();
+      return false;
+    }
+    resumeRead();
+    return true;
+  }
+
+  /** How {@link #stageIn} reads; a connection that keeps bytes read ahead hands those out first. */
+  int readStaged(ByteBuffer b) throws IOException {
+    return read(b);
+  }
+
   /** Reads into {@code b}; -1 on end of stream. */
   final int read(ByteBuffer b) throws IOException {
     int n = channel.read(b);
