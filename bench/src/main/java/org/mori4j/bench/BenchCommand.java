@@ -13,7 +13,6 @@ import org.mori4j.io.BackendType;
 import org.mori4j.io.EngineDesc;
 import org.mori4j.io.IoEngine;
 import org.mori4j.io.IoEngineConfig;
-import org.mori4j.io.IoEngineSession;
 import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.MemoryLocationType;
 import org.mori4j.natives.gpu.GpuRuntime;
@@ -326,13 +325,7 @@ public final class BenchCommand implements Callable<Integer> {
     // same memory type as the local buffer, so a gpu<->gpu run reads its samples back over the same path
     BenchMemory scratch = buffers.add(gpu != null ? BenchMemory.gpu(engine, gpu, gpuDevice, 2 * EngineBenchmark.SAMPLE_BYTES)
         : BenchMemory.host(engine, 2 * EngineBenchmark.SAMPLE_BYTES));
-    IoEngineSession sess = null;
-    if (sweep.session) {
-      sess = engine.createSession(local.desc(), remote).orElseThrow(() ->
-          new IllegalStateException("no backend can serve a session between " + local.desc() + " and " + remote));
-    }
-    EngineBenchmark bench = new EngineBenchmark(engine, local, remote, scratch, sess, sweep.op, sweep.batchTransfer)
-        .reversedBlocks(sweep.reversedBlocks());
+    EngineBenchmark bench = sweep.benchmark(engine, local, remote, scratch);
     if (label.isEmpty()) capacity = bench.capacity();
     return bench.sweep(plan.points(), sweep.iters, sweep.warmupIters, sweep.warmupNanos(), progress, label, () -> {
       if (target != null && !target.alive()) throw new IllegalStateException("target process died" + target.stderrTail());

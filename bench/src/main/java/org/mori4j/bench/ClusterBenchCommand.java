@@ -13,7 +13,6 @@ import java.util.concurrent.Callable;
 import org.mori4j.cluster.ClusterSettings;
 import org.mori4j.io.EngineDesc;
 import org.mori4j.io.IoEngine;
-import org.mori4j.io.IoEngineSession;
 import org.mori4j.io.MemoryDesc;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -89,7 +88,7 @@ public final class ClusterBenchCommand implements Callable<Integer> {
     PrintStream out = System.out;
     TargetProcess target = null;
     ClusterMember member = null;
-    List<BenchMemory> buffers = new ArrayList<>();
+    BenchBuffers buffers = new BenchBuffers();
     try {
       List<String> seeds = null;
       String peerKey = peerEngine;
@@ -139,7 +138,7 @@ public final class ClusterBenchCommand implements Callable<Integer> {
       try {
         if (member != null) member.close(); // closes the engine first
       } finally {
-        for (BenchMemory b : buffers) b.close();
+        buffers.close();
         if (target != null) target.close();
       }
     }
@@ -188,18 +187,10 @@ public final class ClusterBenchCommand implements Callable<Integer> {
    * The sweep against the peer's buffer, from host buffers of this member; they go into {@code buffers}
    * and are freed only after the engine is closed, since a failed row may leave transfers in flight.
    */
-  private List<ResultRow> measure(SweepPlan plan, IoEngine engine, MemoryDesc remote, TargetProcess target, List<BenchMemory> buffers) {
-    BenchMemory local = BenchMemory.host(engine, Math.min(plan.bufferBytes(), remote.size()));
-    buffers.add(local);
-    BenchMemory scratch = BenchMemory.host(engine, 2 * EngineBenchmark.SAMPLE_BYTES);
-    buffers.add(scratch);
-    IoEngineSession sess = null;
-    if (sweep.session) {
-      sess = engine.createSession(local.desc(), remote).orElseThrow(() ->
-          new IllegalStateException("no backend can serve a session between " + local.desc() + " and " + remote));
-    }
-    EngineBenchmark bench = new EngineBenchmark(engine, local, remote, scratch, sess, sweep.op, sweep.batchTransfer)
-        .reversedBlocks(sweep.reversedBlocks());
+  private List<ResultRow> measure(SweepPlan plan, IoEngine engine, MemoryDesc remote, TargetProcess target, BenchBuffers buffers) {
+    BenchMemory local = buffers.add(BenchMemory.host(engine, Math.min(plan.bufferBytes(), remote.size())));
+    BenchMemory scratch = buffers.add(BenchMemory.host(engine, 2 * EngineBenchmark.SAMPLE_BYTES));
+    EngineBenchmark bench = sweep.benchmark(engine, local, remote, scratch);
     ProgressBar progress = ProgressBar.forConsole(plan.points().size());
     try {
       return bench.sweep(plan.points(), sweep.iters, sweep.warmupIters, sweep.warmupNanos(), progress, "", () -> {

@@ -2,6 +2,9 @@ package org.mori4j.bench;
 
 import java.util.Locale;
 import java.util.function.Function;
+import org.mori4j.io.IoEngine;
+import org.mori4j.io.IoEngineSession;
+import org.mori4j.io.MemoryDesc;
 import picocli.CommandLine.Option;
 
 /**
@@ -70,6 +73,19 @@ public final class SweepOptions {
     } catch (IllegalArgumentException e) {
       throw usage.apply(e.getMessage());
     }
+  }
+
+  /**
+   * The benchmark these flags describe from {@code local} to {@code remote}; with {@code --enable-sess} it opens
+   * the session, and fails when no backend can serve one between the two.
+   */
+  EngineBenchmark benchmark(IoEngine engine, BenchMemory local, MemoryDesc remote, BenchMemory scratch) {
+    IoEngineSession sess = null;
+    if (session) {
+      sess = engine.createSession(local.desc(), remote).orElseThrow(() ->
+          new IllegalStateException("no backend can serve a session between " + local.desc() + " and " + remote));
+    }
+    return new EngineBenchmark(engine, local, remote, scratch, sess, op, batchTransfer).reversedBlocks(reversedBlocks());
   }
 
   boolean reversedBlocks() {

@@ -1,5 +1,8 @@
 package org.mori4j.cluster;
 
+import static org.mori4j.cluster.FuzzFrames.flip;
+import static org.mori4j.cluster.FuzzFrames.randomBytes;
+import static org.mori4j.cluster.FuzzFrames.roundTrip;
 import static org.junit.jupiter.api.Assertions.*;
 
 import com.typesafe.config.ConfigFactory;
@@ -69,7 +72,7 @@ class ClusterMessageFuzzTest {
   @Test
   void aValidDescriptorMessageRoundTrips() throws Exception {
     byte[] d = descriptor();
-    Object back = roundTrip(new ClusterEngine.EngineDescribed(d));
+    Object back = roundTrip(serialization, new ClusterEngine.EngineDescribed(d));
     ClusterEngine.EngineDescribed m = assertInstanceOf(ClusterEngine.EngineDescribed.class, back);
     assertArrayEquals(d, m.descriptor());
     assertEquals("engine-a", EngineDesc.fromBytes(m.descriptor()).key());
@@ -118,23 +121,5 @@ class ClusterMessageFuzzTest {
     } catch (IllegalArgumentException e) {
       return Outcome.REFUSED;
     }
-  }
-
-  private Object roundTrip(Object m) throws Exception {
-    byte[] bytes = serialization.serialize(m).get();
-    Serializer s = serialization.findSerializerFor(m);
-    return serialization.deserialize(bytes, s.identifier(), Serializers.manifestFor(s, m)).get();
-  }
-
-  private static byte[] randomBytes(SplittableRandom rnd, int n) {
-    byte[] b = new byte[n];
-    for (int i = 0; i < n; i++) b[i] = (byte) rnd.nextInt(256);
-    return b;
-  }
-
-  private static byte[] flip(byte[] b, SplittableRandom rnd, int times) {
-    if (b.length == 0) return b;
-    for (int i = 0; i < times; i++) b[rnd.nextInt(b.length)] = (byte) rnd.nextInt(256);
-    return b;
   }
 }

@@ -1,5 +1,8 @@
 package org.mori4j.cluster;
 
+import static org.mori4j.cluster.FuzzFrames.flip;
+import static org.mori4j.cluster.FuzzFrames.randomBytes;
+import static org.mori4j.cluster.FuzzFrames.roundTrip;
 import static org.junit.jupiter.api.Assertions.*;
 
 import com.typesafe.config.ConfigFactory;
@@ -103,7 +106,7 @@ class DirectoryMessageFuzzTest {
   @Test
   void validEntriesAndMapsRoundTrip() throws Exception {
     DirectoryEntry e = DirectoryEntry.of(desc(7), owner);
-    DirectoryEntry back = assertInstanceOf(DirectoryEntry.class, roundTrip(e));
+    DirectoryEntry back = assertInstanceOf(DirectoryEntry.class, roundTrip(serialization, e));
     assertEquals(e, back);
     DirectoryEntry.Checked c = back.check("kv/block-7", settings);
     assertEquals(desc(7), c.desc());
@@ -111,10 +114,10 @@ class DirectoryMessageFuzzTest {
 
     LWWMap<String, DirectoryEntry> m = map(3);
     @SuppressWarnings("unchecked")
-    LWWMap<String, DirectoryEntry> mBack = assertInstanceOf(LWWMap.class, roundTrip(m));
+    LWWMap<String, DirectoryEntry> mBack = assertInstanceOf(LWWMap.class, roundTrip(serialization, m));
     assertEquals(m.getEntries(), mBack.getEntries());
     Object delta = m.delta().get();
-    assertNotNull(roundTrip(delta), "the map's delta round-trips");
+    assertNotNull(roundTrip(serialization, delta), "the map's delta round-trips");
   }
 
   @Test
@@ -282,23 +285,5 @@ class DirectoryMessageFuzzTest {
     } catch (IllegalArgumentException refused) {
       return false;
     }
-  }
-
-  private Object roundTrip(Object m) throws Exception {
-    byte[] bytes = serialization.serialize(m).get();
-    Serializer s = serialization.findSerializerFor(m);
-    return serialization.deserialize(bytes, s.identifier(), Serializers.manifestFor(s, m)).get();
-  }
-
-  private static byte[] randomBytes(SplittableRandom rnd, int n) {
-    byte[] b = new byte[n];
-    for (int i = 0; i < n; i++) b[i] = (byte) rnd.nextInt(256);
-    return b;
-  }
-
-  private static byte[] flip(byte[] b, SplittableRandom rnd, int times) {
-    if (b.length == 0) return b;
-    for (int i = 0; i < times; i++) b[rnd.nextInt(b.length)] = (byte) rnd.nextInt(256);
-    return b;
   }
 }
