@@ -214,8 +214,11 @@ abstract class XgmiTransferTests {
       MemoryDesc local = x.registerMemory(a.address(), cap, 0, MemoryLocationType.GPU);
       MemoryDesc remote = y.registerMemory(b.address(), cap, remoteDevice(), MemoryLocationType.GPU);
       IoEngineSession session = x.createSession(local, remote).orElseThrow();
-      for (int n : new int[] {1, 2, 3, 17, 1000, 4096, 32768}) {
-        Batch batch = Batch.random(n, stride, n);
+      List<Batch> batches = new ArrayList<>();
+      for (int n : new int[] {1, 2, 3, 17, 1000, 4096, 32768}) batches.add(Batch.random(n, stride, n));
+      batches.add(fourKiB(4096, stride)); // every block the same size: the kernel's table then carries no sizes
+      for (Batch batch : batches) {
+        int n = batch.lo().length;
         for (boolean write : new boolean[] {true, false}) {
           DeviceBuffer src = write ? a : b, dst = write ? b : a;
           upload(src, pattern);

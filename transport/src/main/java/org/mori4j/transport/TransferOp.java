@@ -1,5 +1,8 @@
 package org.mori4j.transport;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
 /**
  * One transfer request as a backend sees it, and at the same time the object that receives its outcome.
  * The engine's public status type extends this class, so a transfer allocates exactly one object on the
@@ -90,6 +93,22 @@ public abstract class TransferOp {
   public final long localOffset(int i) { return localOffsets == null ? localOffset : localOffsets[i]; }
   public final long remoteOffset(int i) { return localOffsets == null ? remoteOffset : remoteOffsets[i]; }
   public final long blockSize(int i) { return localOffsets == null ? size : sizes[i]; }
+
+  /**
+   * Copies the local offsets, remote offsets or sizes ({@code which}: 0, 1, 2) of a batch op into {@code dst}
+   * at byte {@code at} as native 64-bit values: the bulk form of {@link #localOffset} and friends, for a
+   * backend that hands the whole list to the device (one memory copy, not a loop over the blocks).
+   */
+  public final void copyBlocks(int which, MemorySegment dst, long at) {
+    if (localOffsets == null) throw new IllegalStateException("not a batch op");
+    long[] src = switch (which) {
+      case 0 -> localOffsets;
+      case 1 -> remoteOffsets;
+      case 2 -> sizes;
+      default -> throw new IllegalArgumentException("which must be 0, 1 or 2: " + which);
+    };
+    MemorySegment.copy(src, 0, dst, ValueLayout.JAVA_LONG, at, src.length);
+  }
 
   /** The transfer finished and every byte is in place. Called once, from a backend thread. */
   public abstract void transferSucceeded();

@@ -1,7 +1,6 @@
 package org.mori4j.transport.xgmi;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import org.mori4j.natives.gpu.DeviceBuffer;
 import org.mori4j.natives.gpu.GpuEvent;
 import org.mori4j.natives.gpu.GpuRuntime;
@@ -120,10 +119,6 @@ final class DevicePool implements AutoCloseable {
   long uploadTable(int slot, long bytes, GpuStream stream) {
     gpu.copyHostToDeviceAsync(deviceTables[slot].address(), hostTables[slot].segment(), bytes, stream);
     return deviceTables[slot].address();
-  }
-
-  static void put(MemorySegment table, long index, long value) {
-    table.setAtIndex(ValueLayout.JAVA_LONG, index, value);
   }
 
   private void closeTables(int slot) {

@@ -51,11 +51,12 @@ final class DeviceTransfers implements AutoCloseable {
   }
 
   /**
-   * Puts {@code op} (checked; {@code remoteBase} usable from {@code device}) on the GPU: {@link #ISSUED},
+   * Puts {@code op} (checked; {@code remoteBase} usable from {@code device}; its blocks between {@code minBlock}
+   * and {@code maxBlock} bytes) on the GPU: {@link #ISSUED},
    * {@link #NO_SLOT} when every event of the device is in use (nothing was done), or {@link #FAILED} after
    * failing the op.
    */
-  int issue(TransferOp op, RemoteRegion r, int device, long remoteBase, long maxBlock) {
+  int issue(TransferOp op, RemoteRegion r, int device, long remoteBase, long minBlock, long maxBlock) {
     int n = op.blockCount();
     LocalRegion local = op.local();
     DevicePool pool = pool(device);
@@ -80,15 +81,15 @@ final class DeviceTransfers implements AutoCloseable {
           gpu.copyDeviceToDeviceAsync(dst, src, op.blockSize(0), stream);
         }
       } else {
-        long bytes = 24L * n;
+        boolean sameSize = minBlock == maxBlock;
+        long bytes = GatherKernel.tableBytes(n, sameSize);
         MemorySegment table = pool.hostTable(slot, bytes);
-        for (int i = 0; i < n; i++) {
-          long l = localBase + op.localOffset(i), rr = remoteBase + op.remoteOffset(i);
-          DevicePool.put(table, i, write ? l : rr);
-          DevicePool.put(table, n + i, write ? rr : l);
-          DevicePool.put(table, 2L * n + i, op.blockSize(i));
-        }
-        kernel.launch(stream, pool.uploadTable(slot, bytes, stream), n, maxBlock);
+        // offsets straight from the op's arrays: sources first, then destinations, then sizes when they differ
+        op.copyBlocks(write ? 0 : 1, table, 0);
+        op.copyBlocks(write ? 1 : 0, table, 8L * n);
+        if (!sameSize) op.copyBlocks(2, table, 16L * n);
+        kernel.launch(stream, pool.uploadTable(slot, bytes, stream), n, write ? localBase : remoteBase, write ? remoteBase : localBase,
+            sameSize ? maxBlock : 0, maxBlock);
       }
       pool.event(slot).record(stream);
     } catch (RuntimeException e) {

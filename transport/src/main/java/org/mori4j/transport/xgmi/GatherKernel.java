@@ -9,14 +9,17 @@ import org.mori4j.natives.gpu.GpuStream;
 import org.mori4j.natives.gpu.KernelArgs;
 
 /**
- * The gather/scatter kernel that moves every block of a batch in one launch. Its only argument besides the
- * count is a table in device memory: {@code n} source pointers, then {@code n} destination pointers, then
- * {@code n} sizes (64-bit each), uploaded with one copy before the launch on the same stream. Grid x walks the
- * blocks (a CTA per block, striding when there are more blocks than CTAs); grid y splits big blocks so that
- * a batch of a few large blocks still spreads over the whole GPU. Each CTA copies 16 bytes per thread per
- * step when source and destination share their alignment (the usual case: offsets of KV-cache blocks),
- * byte by byte otherwise. Source and destination may be on different devices: the kernel runs on the
- * initiator's device and reaches the other one over NVLink/XGMI (peer access or an IPC mapping).
+ * The gather/scatter kernel that moves every block of a batch in one launch. Its arguments are a table in
+ * device memory, the block count, the source and destination base addresses and the blocks' common size
+ * (0 when they differ). The table holds {@code n} source offsets, then {@code n} destination offsets, then,
+ * only when the sizes differ, {@code n} sizes (64-bit each); offsets rather than pointers so that the worker
+ * can copy an op's offset arrays into the table in bulk instead of adding a base to every entry. It is
+ * uploaded with one copy before the launch on the same stream. Grid x walks the blocks (a CTA per block,
+ * striding when there are more blocks than CTAs); grid y splits big blocks so that a batch of a few large
+ * blocks still spreads over the whole GPU. Each CTA copies 16 bytes per thread per step when source and
+ * destination share their alignment (the usual case: offsets of KV-cache blocks), byte by byte otherwise.
+ * Source and destination may be on different devices: the kernel runs on the initiator's device and reaches
+ * the other one over NVLink/XGMI (peer access or an IPC mapping).
  *
  * <p>Compiled at run time once per compute capability and process (NVRTC or hiprtc, about 70 ms), loaded
  * once per device and backend; {@link #close()} unloads the modules.
@@ -33,15 +36,16 @@ final class GatherKernel implements AutoCloseable {
       typedef unsigned long long u64;
       // 16 bytes moved by one 128-bit load and store (no header needed, unlike uint4 from vector_types.h)
       struct __align__(16) v16 { u64 lo, hi; };
-      extern "C" __global__ void mori4j_xgmi_gather(const u64* __restrict__ table, unsigned int n) {
+      extern "C" __global__ void mori4j_xgmi_gather(const u64* __restrict__ table, unsigned int n, u64 srcBase, u64 dstBase,
+                                                    u64 sameSize) {
         const u64* srcs = table;
         const u64* dsts = table + n;
-        const u64* sizes = table + 2ull * n;
+        const u64* sizes = table + 2ull * n; // present only when sameSize is 0
         const u64 stride = (u64) gridDim.y * blockDim.x;
         for (unsigned int i = blockIdx.x; i < n; i += gridDim.x) {
-          const unsigned char* s = (const unsigned char*) srcs[i];
-          unsigned char* d = (unsigned char*) dsts[i];
-          const u64 len = sizes[i];
+          const unsigned char* s = (const unsigned char*) (srcBase + srcs[i]);
+          unsigned char* d = (unsigned char*) (dstBase + dsts[i]);
+          const u64 len = sameSize != 0 ? sameSize : sizes[i];
           const u64 first = (u64) blockIdx.y * blockDim.x + threadIdx.x;
           const u64 mis = (u64) s & 15;
           if (mis == ((u64) d & 15)) {
@@ -105,18 +109,25 @@ final class GatherKernel implements AutoCloseable {
     return functions[device];
   }
 
+  /** Bytes of the table for {@code n} blocks: offsets only when every block has the same size. */
+  static long tableBytes(int n, boolean sameSize) {
+    return (sameSize ? 16L : 24L) * n;
+  }
+
   /**
    * Launches the kernel on {@code stream} for the {@code n} blocks whose table is at {@code table} (device
-   * memory of {@code stream}'s device); {@code maxBlock} is the largest block, for the grid's y size.
+   * memory of {@code stream}'s device), offsets from {@code srcBase} and {@code dstBase}; {@code sameSize} is
+   * the size of every block, or 0 when the table carries sizes; {@code maxBlock} is the largest block, for the
+   * grid's y size.
    */
-  void launch(GpuStream stream, long table, int n, long maxBlock) {
+  void launch(GpuStream stream, long table, int n, long srcBase, long dstBase, long sameSize, long maxBlock) {
     int device = stream.device();
     GpuFunction f = function(device);
     int ctas = multiprocessors[device] * CTAS_PER_SM;
     int x = Math.min(n, ctas);
     long pieces = Math.max(1, (maxBlock + BYTES_PER_CTA - 1) / BYTES_PER_CTA);
     int y = (int) Math.max(1, Math.min(Math.min(pieces, Math.max(1, ctas / x)), 65535));
-    gpu.launch(f, new Dim3(x, y, 1), Dim3.of(THREADS), 0, stream, KernelArgs.of().pointer(table).i32(n));
+    gpu.launch(f, new Dim3(x, y, 1), Dim3.of(THREADS), 0, stream, KernelArgs.of().pointer(table).i32(n).pointer(srcBase).pointer(dstBase).i64(sameSize));
     LAUNCHES.incrementAndGet();
   }
 

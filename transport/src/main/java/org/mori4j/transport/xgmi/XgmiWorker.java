@@ -315,7 +315,7 @@ final class XgmiWorker implements CompletionSource {
       return true;
     }
     LocalRegion local = op.local();
-    long maxBlock = 0;
+    long maxBlock = 0, minBlock = Long.MAX_VALUE;
     for (int i = 0; i < n; i++) {
       long lo = op.localOffset(i), ro = op.remoteOffset(i), sz = op.blockSize(i);
       if (sz <= 0 || ro < 0 || ro > r.size - sz) {
@@ -328,12 +328,13 @@ final class XgmiWorker implements CompletionSource {
             + local.id() + " (" + local.size() + " bytes)");
         return true;
       }
-      if (sz > maxBlock) maxBlock = sz;
+      maxBlock = Math.max(maxBlock, sz);
+      minBlock = Math.min(minBlock, sz);
     }
     int device = local.deviceId();
     long remoteBase = remoteBase(op, r, device);
     if (remoteBase == 0) return true; // failed, said why
-    int issued = transfers.issue(op, r, device, remoteBase, maxBlock);
+    int issued = transfers.issue(op, r, device, remoteBase, minBlock, maxBlock);
     if (issued == DeviceTransfers.NO_SLOT) return false;
     if (issued == DeviceTransfers.ISSUED) r.inFlight++;
     return true;

@@ -294,25 +294,32 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
     };
   }
 
-  /** Runs the gather kernel's contract: table = n sources, n destinations, n sizes. */
+  /**
+   * Runs the gather kernel's contract: arguments (table, n, source base, destination base, common size); the
+   * table holds n source offsets, n destination offsets and, when the common size is 0, n sizes.
+   */
   @Override
   public void launch(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
     if (!function.name().equals(GatherKernel.NAME)) throw fail("cuLaunchKernel", "unknown kernel " + function.name());
-    if (args.count() != 2) throw fail("cuLaunchKernel", "the gather kernel takes 2 arguments, got " + args.count());
+    if (args.count() != 5) throw fail("cuLaunchKernel", "the gather kernel takes 5 arguments, got " + args.count());
     if (grid.x() < 1 || grid.y() > 65535 || block.x() != GatherKernel.THREADS) throw fail("cuLaunchKernel", "bad launch shape " + grid + " " + block);
-    long table;
+    long table, srcBase, dstBase, sameSize;
     int n;
     try (Arena a = Arena.ofConfined()) {
       MemorySegment p = args.toNative(a);
       table = p.getAtIndex(ValueLayout.ADDRESS, 0).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
       n = p.getAtIndex(ValueLayout.ADDRESS, 1).reinterpret(4).get(ValueLayout.JAVA_INT, 0);
+      srcBase = p.getAtIndex(ValueLayout.ADDRESS, 2).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
+      dstBase = p.getAtIndex(ValueLayout.ADDRESS, 3).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
+      sameSize = p.getAtIndex(ValueLayout.ADDRESS, 4).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
     }
     if (stream.device() != function.device()) throw fail("cuLaunchKernel", "stream and kernel on different devices");
     launches.incrementAndGet();
     ((Stream) stream).enqueue(() -> {
-      MemorySegment t = at(table, 24L * n);
+      MemorySegment t = at(table, (sameSize != 0 ? 16L : 24L) * n);
       for (int i = 0; i < n; i++) {
-        move(t.getAtIndex(ValueLayout.JAVA_LONG, n + i), t.getAtIndex(ValueLayout.JAVA_LONG, i), t.getAtIndex(ValueLayout.JAVA_LONG, 2L * n + i));
+        long size = sameSize != 0 ? sameSize : t.getAtIndex(ValueLayout.JAVA_LONG, 2L * n + i);
+        move(dstBase + t.getAtIndex(ValueLayout.JAVA_LONG, n + i), srcBase + t.getAtIndex(ValueLayout.JAVA_LONG, i), size);
       }
     });
   }
