@@ -3,11 +3,13 @@
 # in this JVM (--xgmi-single-process) and in a child JVM, each with the raw driver copies of the same run
 # (cuMemcpyPeerAsync between two GPUs, cuMemcpyDtoDAsync on one):
 #   write-256m   256 MiB writes, batch 1                          (item 2: >= 95% of the raw copy)
-#   lat-4k       4 KiB session writes with await, 10,000 iters    (item 3: p50 <= 1.5x raw 4 KiB copy + sync);
-#   lat-4k-spin  the same with MORI_IO_AWAIT_SPIN=50us (the caller spins before it parks)
+#   lat-4k       4 KiB session writes with await, 10,000 iters    (item 3: p50 <= 1.5x raw 4 KiB copy + sync),
+#                at the default await-spin (auto: the caller spins 50 us before it parks on >= 8 processors)
+#   lat-4k-nospin  the same with MORI_IO_AWAIT_SPIN=0us (the caller parks at once)
 #   batch-4096   4,096 x 4 KiB in one batchWrite                  (item 4: >= 100 GB/s; a raw copy loop beside it)
 #                sequential blocks (joined by the engine into one copy) and --block-order reversed (one kernel launch)
-# and the machine they ran on. Written for the GPU machine, which has neither Maven nor git:
+# and the machine they ran on. JVM flags (e.g. DEVICE_JAVA_OPTS for .device/run.sh) are passed on from the
+# environment and written to machine.txt. Written for the GPU machine, which has neither Maven nor git:
 #   MORI4J_CMD     how to run mori4j, e.g. "bash .device/run.sh org.mori4j.bench.Mori4jCommand" (default ./mori4j)
 #   MORI4J_COMMIT  the commit the build came from (else git, else "unknown")
 #   MORI4J_GPU_TARGET  the target's device (default 1 with two or more GPUs, else 0)
@@ -30,6 +32,7 @@ target=${MORI4J_GPU_TARGET:-$([ "$gpus" -ge 2 ] && echo 1 || echo 0)}
   echo "command: ${mori4j[*]}"
   echo "host:    $(uname -srm), $(nproc) CPUs, $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
   echo "runs:    GPU0 -> GPU$target"
+  echo "jvm:     MORI4J_JAVA_OPTS='${MORI4J_JAVA_OPTS:-}' DEVICE_JAVA_OPTS='${DEVICE_JAVA_OPTS:-}'"
   if command -v nvidia-smi >/dev/null 2>&1; then
     nvidia-smi -L 2>&1
     nvidia-smi 2>&1 | grep -E 'Driver Version|CUDA Version' | sed 's/|//g; s/  */ /g'
@@ -52,8 +55,8 @@ for mode in ${MORI4J_XGMI_MODES:-same-process two-process}; do
   flag=(); [ $mode = same-process ] && flag=(--xgmi-single-process)
   run "$mode-write-256m" "${flag[@]}" --buffer-size 256M --transfer-batch-size 1 --iters 200
   run "$mode-lat-4k" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 1 --enable-sess --iters 10000
-  # the same with the waiting caller spinning 50 us before it parks (a park/unpark costs several microseconds)
-  RUN_ENV="MORI_IO_AWAIT_SPIN=50us" run "$mode-lat-4k-spin" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 1 --enable-sess --iters 10000
+  # the same with the waiting caller parking at once (a park/unpark costs several microseconds)
+  RUN_ENV="MORI_IO_AWAIT_SPIN=0us" run "$mode-lat-4k-nospin" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 1 --enable-sess --iters 10000
   run "$mode-batch-4096" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 4096 --enable-batch-transfer --iters 200
   # sequential 4 KiB blocks are contiguous and the engine joins them into one 16 MiB copy; reversed, each block
   # is its own entry and the batch is one gather/scatter kernel launch

@@ -2,6 +2,7 @@ package org.mori4j.io.internal;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigValueType;
 import java.time.Duration;
 import org.mori4j.io.TcpBackendConfig;
 
@@ -10,7 +11,8 @@ import org.mori4j.io.TcpBackendConfig;
  *
  * @param askTimeout       limit of the facade's control calls
  * @param handshakeTimeout limit of a backend handshake through the control plane
- * @param awaitSpinNanos   how long a waiting caller spins before it parks
+ * @param awaitSpinNanos   how long a waiting caller spins before it parks ({@code auto}: {@link #AUTO_SPIN_NANOS} on a
+ *                         machine of at least {@link #AUTO_SPIN_MIN_CPUS} processors, else 0)
  * @param systemName       name of the ActorSystem a standalone engine starts
  * @param pollerSpinNanos  poller spin after work
  * @param pollerYieldNanos poller yield phase after the spin
@@ -30,6 +32,14 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
                              TcpBackendConfig tcpDefaults, int tcpPort, int tcpMaxBatchEntries, int tcpGpuStagingChunk,
                              String gpuRuntime, int lostPeersRemembered, long xgmiPollNapNanos, int xgmiMaxBatchBlocks) {
 
+  /** What {@code await-spin = auto} spins for: longer than a small GPU copy or a loopback round trip takes. */
+  public static final long AUTO_SPIN_NANOS = 50_000;
+  /**
+   * Fewest processors on which {@code auto} spins: on fewer, the waiting caller would take the core that the
+   * poller and I/O threads need to finish its transfer.
+   */
+  public static final int AUTO_SPIN_MIN_CPUS = 8;
+
   public static EngineSettings load() {
     return from(ConfigFactory.load());
   }
@@ -41,12 +51,20 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
         tcp.getBytes("stripe-threshold"), tcp.getBytes("socket-buffer").intValue(), tcp.getDuration("peer-timeout"),
         tcp.getDuration("connect-timeout"), tcp.getBoolean("enable-notification"));
     return new EngineSettings(c.getDuration("engine.ask-timeout"), c.getDuration("engine.handshake-timeout"),
-        c.getDuration("engine.await-spin").toNanos(), c.getString("engine.system-name"),
+        awaitSpin(c, Runtime.getRuntime().availableProcessors()), c.getString("engine.system-name"),
         c.getDuration("poller.spin").toNanos(), c.getDuration("poller.yield").toNanos(),
         c.getDuration("poller.park-max").toNanos(), c.getDuration("poller.max-run").toNanos(), tcpDefaults,
         tcp.getInt("port"), tcp.getInt("max-batch-entries"), stagingChunk(tcp.getBytes("gpu-staging-chunk")),
         c.getString("gpu.runtime"), positive("engine.lost-peers-remembered", c.getInt("engine.lost-peers-remembered")),
         notNegative("xgmi.poll-nap", c.getDuration("xgmi.poll-nap").toNanos()), positive("xgmi.max-batch-blocks", c.getInt("xgmi.max-batch-blocks")));
+  }
+
+  /** {@code mori4j.engine.await-spin}: a duration, or {@code auto} (decided by the {@code cpus} this JVM may use). */
+  static long awaitSpin(Config c, int cpus) {
+    String path = "engine.await-spin";
+    if (c.getValue(path).valueType() == ConfigValueType.STRING && c.getString(path).trim().equalsIgnoreCase("auto"))
+      return cpus >= AUTO_SPIN_MIN_CPUS ? AUTO_SPIN_NANOS : 0;
+    return notNegative(path, c.getDuration(path).toNanos());
   }
 
   private static long notNegative(String name, long nanos) {
