@@ -56,6 +56,17 @@ public interface TransferBackend extends AutoCloseable {
     return canServe(local, remoteGpu);
   }
 
+  /**
+   * Whether this backend reads a batch op's block arrays ({@link TransferOp#localOffset} and the others) only
+   * until it completes the op, on the thread that completes it, and never afterwards. The engine then hands the
+   * arrays of a completed batch to a later one instead of allocating three new arrays per batch (a 4,096-block
+   * batch is 96 KiB of heap). False by default: a backend that frames or stages blocks on other threads, or
+   * may still read them while another thread fails the op, must not claim it.
+   */
+  default boolean readsBlocksOnlyUntilDone() {
+    return false;
+  }
+
   /** What this backend adds to its engine's descriptor (XGMI: where the engine runs); empty by default. */
   default byte[] engineData() {
     return new byte[0];

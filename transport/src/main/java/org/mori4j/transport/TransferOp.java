@@ -26,10 +26,11 @@ public abstract class TransferOp {
   protected long localOffset;
   protected long remoteOffset;
   protected long size;
-  // batch of blocks; null for a single transfer
+  // batch of blocks: the first blockCount entries of each array (which may be longer); null for a single transfer
   protected long[] localOffsets;
   protected long[] remoteOffsets;
   protected long[] sizes;
+  protected int blockCount;
   protected boolean notifyTarget = true;
   /** The remote region's part of its descriptor for the chosen backend (XGMI: its IPC data), or null. */
   protected byte[] remoteData;
@@ -65,12 +66,22 @@ public abstract class TransferOp {
   /** Sets the fields of a batch; the arrays are owned by the op from now on. */
   public final void initBatch(byte kind, LocalRegion local, long[] localOffsets, Object peer, long remoteId,
                               long remoteAccessKey, long remoteAddress, long[] remoteOffsets, long[] sizes, long uid) {
+    initBatch(kind, local, localOffsets, peer, remoteId, remoteAccessKey, remoteAddress, remoteOffsets, sizes, localOffsets.length, uid);
+  }
+
+  /** A batch of the first {@code count} entries of the arrays (the arrays may be longer). */
+  public final void initBatch(byte kind, LocalRegion local, long[] localOffsets, Object peer, long remoteId,
+                              long remoteAccessKey, long remoteAddress, long[] remoteOffsets, long[] sizes, int count, long uid) {
+    if (count < 1 || count > localOffsets.length || count > remoteOffsets.length || count > sizes.length)
+      throw new IllegalArgumentException("block count " + count + " does not fit arrays of " + localOffsets.length + ", "
+          + remoteOffsets.length + " and " + sizes.length + " entries");
     initSingle(kind, local, 0, peer, remoteId, remoteAccessKey, remoteAddress, 0, 0, uid);
     this.localOffsets = localOffsets;
     this.remoteOffsets = remoteOffsets;
     this.sizes = sizes;
+    this.blockCount = count;
     long total = 0;
-    for (long s : sizes) total += s;
+    for (int i = 0; i < count; i++) total += sizes[i];
     this.size = total;
   }
 
@@ -89,7 +100,7 @@ public abstract class TransferOp {
   /** Sets {@link #remoteData()} (after {@code initSingle}/{@code initBatch}, which clear it); the array is not copied. */
   public final void remoteData(byte[] data) { remoteData = data; }
 
-  public final int blockCount() { return localOffsets == null ? 1 : localOffsets.length; }
+  public final int blockCount() { return localOffsets == null ? 1 : blockCount; }
   public final long localOffset(int i) { return localOffsets == null ? localOffset : localOffsets[i]; }
   public final long remoteOffset(int i) { return localOffsets == null ? remoteOffset : remoteOffsets[i]; }
   public final long blockSize(int i) { return localOffsets == null ? size : sizes[i]; }
@@ -107,7 +118,7 @@ public abstract class TransferOp {
       case 2 -> sizes;
       default -> throw new IllegalArgumentException("which must be 0, 1 or 2: " + which);
     };
-    MemorySegment.copy(src, 0, dst, ValueLayout.JAVA_LONG, at, src.length);
+    MemorySegment.copy(src, 0, dst, ValueLayout.JAVA_LONG, at, blockCount);
   }
 
   /** The transfer finished and every byte is in place. Called once, from a backend thread. */

@@ -18,6 +18,7 @@ public final class TransferPath {
   private final String engineKey;
   private final long spinNanos;
   private final AtomicLong uids = new AtomicLong(1);
+  private final BlockArrayPool blockArrays = new BlockArrayPool();
   volatile Routes routes = Routes.EMPTY;
 
   public TransferPath(String engineKey, long spinNanos) {
@@ -27,6 +28,11 @@ public final class TransferPath {
 
   public Routes routes() {
     return routes;
+  }
+
+  /** The block arrays this path reuses for batches (tests look at it). */
+  BlockArrayPool blockArrays() {
+    return blockArrays;
   }
 
   public long spinNanos() {
@@ -90,13 +96,18 @@ public final class TransferPath {
     Routes.Backend b = choose(r, l, p, remote);
     if (b == null) return noBackend(l, remote);
     TransferStatusImpl st = new TransferStatusImpl(spinNanos);
-    long[][] merged = merge(lo, ro, sizes);
-    if (merged[0].length == 1) {
-      st.initSingle(kind, l.region(), merged[0][0], p.handles().get(b.type()), remote.id(), remote.accessKey(),
-          remote.address(), merged[1][0], merged[2][0], uid);
+    int m = joinedCount(lo, ro, sizes);
+    if (m == 1) {
+      long total = 0;
+      for (long s : sizes) total += s;
+      st.initSingle(kind, l.region(), lo[0], p.handles().get(b.type()), remote.id(), remote.accessKey(), remote.address(), ro[0], total, uid);
     } else {
-      st.initBatch(kind, l.region(), merged[0], p.handles().get(b.type()), remote.id(), remote.accessKey(),
-          remote.address(), merged[1], merged[2], uid);
+      // copies in any case: the caller may reuse its arrays as soon as this returns
+      BlockArrayPool.Arrays a = b.backend().readsBlocksOnlyUntilDone() ? blockArrays.take(m) : null;
+      long[] mlo = a != null ? a.localOffsets : new long[m], mro = a != null ? a.remoteOffsets : new long[m], ms = a != null ? a.sizes : new long[m];
+      join(lo, ro, sizes, mlo, mro, ms);
+      st.initBatch(kind, l.region(), mlo, p.handles().get(b.type()), remote.id(), remote.accessKey(), remote.address(), mro, ms, m, uid);
+      if (a != null) st.returnArraysTo(blockArrays, a);
     }
     st.remoteData(remote.backendData().get(b.type()));
     b.backend().submit(st);
@@ -176,18 +187,17 @@ public final class TransferPath {
     return null;
   }
 
-  /**
-   * Joins neighbouring blocks that are contiguous on both sides (fewer entries on the wire, one copy instead of
-   * a kernel on the GPU). Always returns copies, since the caller may reuse its arrays once the call returns;
-   * the joins are counted first so that a batch of 4,096 blocks costs three arrays, not six.
-   */
-  static long[][] merge(long[] lo, long[] ro, long[] sizes) {
-    int n = lo.length, m = n;
-    for (int i = 1; i < n; i++) if (joins(lo, ro, sizes, i)) m--;
-    if (m == n) return new long[][] {lo.clone(), ro.clone(), sizes.clone()};
-    long[] mlo = new long[m], mro = new long[m], ms = new long[m];
+  /** How many blocks the batch has once neighbours contiguous on both sides are joined (fewer entries on the wire, a copy instead of a kernel). */
+  static int joinedCount(long[] lo, long[] ro, long[] sizes) {
+    int m = lo.length;
+    for (int i = 1; i < lo.length; i++) if (joins(lo, ro, sizes, i)) m--;
+    return m;
+  }
+
+  /** Writes the joined blocks into the first {@link #joinedCount} entries of {@code mlo}, {@code mro} and {@code ms}. */
+  static void join(long[] lo, long[] ro, long[] sizes, long[] mlo, long[] mro, long[] ms) {
     int j = -1;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < lo.length; i++) {
       if (i > 0 && joins(lo, ro, sizes, i)) {
         ms[j] += sizes[i];
       } else {
@@ -197,7 +207,6 @@ public final class TransferPath {
         ms[j] = sizes[i];
       }
     }
-    return new long[][] {mlo, mro, ms};
   }
 
   /** Whether block {@code i} starts where block {@code i - 1} ends, on both sides. */

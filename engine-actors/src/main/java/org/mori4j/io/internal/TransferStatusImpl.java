@@ -41,6 +41,9 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
   private volatile Thread waiter;
   private volatile CompletableFuture<TransferStatus> future;
   private volatile Consumer<TransferStatus> listener;
+  /** Where this batch's arrays go back when it completes (null unless its backend allows it). */
+  private BlockArrayPool arrayPool;
+  private BlockArrayPool.Arrays pooledArrays;
 
   public TransferStatusImpl(long spinNanos) {
     this.spinNanos = spinNanos;
@@ -60,9 +63,21 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
     return s;
   }
 
+  /** Gives {@code arrays} (this batch's block arrays) back to {@code pool} when the status completes. */
+  void returnArraysTo(BlockArrayPool pool, BlockArrayPool.Arrays arrays) {
+    this.arrayPool = pool;
+    this.pooledArrays = arrays;
+  }
+
   /** Completes the status once; returns this. */
   public TransferStatusImpl finish(StatusCode c, String msg) {
     if (!CLAIMED.compareAndSet(this, 0, 1)) return this;
+    BlockArrayPool.Arrays arrays = pooledArrays;
+    if (arrays != null) {
+      // the backend completes a batch only once it has read its blocks for the last time
+      pooledArrays = null;
+      arrayPool.give(arrays);
+    }
     message = msg == null ? "" : msg;
     code = c; // volatile write publishes the message
     Thread w = (Thread) WAITER.getAndSet(this, (Thread) null);

@@ -219,6 +219,12 @@ public final class XgmiBackend implements TransferBackend {
     return local.gpu() && remoteGpu && worker != null && !closed;
   }
 
+  /** The worker reads an op's blocks while checking and issuing it, on its own thread, and completes it after. */
+  @Override
+  public boolean readsBlocksOnlyUntilDone() {
+    return true;
+  }
+
   @Override
   public boolean canServe(LocalRegion local, Object peer, boolean remoteGpu, byte[] remoteData) {
     if (!local.gpu() || !remoteGpu || worker == null || closed || !(peer instanceof XgmiPeer p) || !p.alive()) return false;
