@@ -1,10 +1,23 @@
 package org.mori4j.io;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.typesafe.config.ConfigFactory;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.mori4j.natives.gpu.DeviceBuffer;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.gpu.GpuRuntimes;
 import org.mori4j.transport.xgmi.HostBackedGpuRuntime;
@@ -16,6 +29,7 @@ import org.mori4j.transport.xgmi.HostBackedGpuRuntime;
  * directory). The engines select it by its registered name ({@code mori4j.gpu.runtime}), so everything above
  * the driver is the real thing: descriptors, routing, the owner's confirmation and revocation over remoting
  * between two JVMs, the worker, close. Sizes are smaller than on a GPU (64 MiB, 32,768 blocks of up to 4 KiB).
+ * Also here, because only this device can refuse a genuine IPC handle on demand: XGMI's fallback to TCP.
  */
 class XgmiTransferOnTestDeviceTest extends XgmiTransferTests {
   static final String MODE = "xgmi-test-device";
@@ -37,6 +51,50 @@ class XgmiTransferOnTestDeviceTest extends XgmiTransferTests {
     ConfigFactory.invalidateCaches();
     GpuRuntimes.register(MODE, null);
     device.shutdown();
+  }
+
+  @Test
+  void whenTheOwnersIpcHandleDoesNotOpenHereTransfersFallBackToTcpWithoutFailing() throws Exception {
+    long cap = 4 * MIB;
+    Process child = startChild(cap);
+    BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+    PrintWriter cmd = new PrintWriter(new OutputStreamWriter(child.getOutputStream(), StandardCharsets.UTF_8), true);
+    try (Arena arena = Arena.ofShared(); DeviceBuffer a = gpu.allocDevice(0, cap)) {
+      String[] ready = answer(out, "start").split(" ");
+      try (IoEngine x = engine("xgmi-fallback-" + ProcessHandle.current().pid())) {
+        EngineDesc remoteEngine = x.discover(ready[1], Integer.parseInt(ready[2]));
+        x.registerRemoteEngine(remoteEngine);
+        MemoryDesc remote = x.lookupMemory(remoteEngine, "gpu").orElseThrow();
+        MemoryDesc local = x.registerMemory(a.address(), cap, 0, MemoryLocationType.GPU);
+        assertEquals(BackendType.XGMI, x.createSession(local, remote).orElseThrow().backendType());
+        MemorySegment pattern = arena.allocate(cap, 4096);
+        GpuPattern.fill(pattern, 77);
+        upload(a, pattern);
+        assertEquals("ZEROED", ask(cmd, out, "ZERO"));
+        device.failIpcOpens("CUDA_ERROR_PEER_ACCESS_UNSUPPORTED");
+        // routed to XGMI, which finds it cannot map the child's memory and hands both over to TCP: no failure
+        long[] offsets = {2 * MIB, 0, MIB};
+        long[] sizes = {MIB, MIB, 4096};
+        ok(x.write(local, 0, remote, 0, MIB, x.allocateTransferUid()), "write after the handle failed to open");
+        ok(x.batchWrite(List.of(local), List.of(offsets), List.of(remote), List.of(offsets), List.of(sizes), new long[] {x.allocateTransferUid()}).get(0),
+            "batch write after the handle failed to open");
+        MemorySegment want = arena.allocate(3 * MIB, 4096);
+        MemorySegment.copy(pattern, 0, want, 0, 3 * MIB);
+        want.asSlice(MIB + 4096, MIB - 4096).fill((byte) 0); // the batch wrote only 4 KiB at 1 MiB
+        assertEquals("CRC " + GpuPattern.crc(want), ask(cmd, out, "CRC 0 " + 3 * MIB), "the child holds what was written over TCP");
+        assertEquals(BackendType.TCP, x.createSession(local, remote).orElseThrow().backendType(), "the pair is routed to TCP from now on");
+        // and reads come back the same way
+        assertEquals("FILLED", ask(cmd, out, "FILL 5"));
+        ok(x.read(local, 0, remote, 0, cap, x.allocateTransferUid()), "read over TCP");
+        MemorySegment childPattern = arena.allocate(cap, 4096);
+        GpuPattern.fill(childPattern, 5);
+        assertEquals(-1, download(arena, a, 0, cap).mismatch(childPattern));
+      }
+    } finally {
+      device.failIpcOpens(null);
+      cmd.close();
+      if (!child.waitFor(60, TimeUnit.SECONDS)) child.destroyForcibly();
+    }
   }
 
   @Override

@@ -75,18 +75,18 @@ abstract class XgmiTransferTests {
     assertTrue(Math.abs(memoryBefore.free() - after.free()) <= 64 * MIB, "device memory not given back: " + memoryBefore + " -> " + after);
   }
 
-  private static IoEngine engine(String key) {
+  static IoEngine engine(String key) {
     IoEngine e = IoEngine.create(key, IoEngineConfig.loopback());
     e.createBackend(BackendType.XGMI, XgmiBackendConfig.defaults());
     e.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
     return e;
   }
 
-  private static int remoteDevice() {
+  static int remoteDevice() {
     return gpu.deviceCount() > 1 ? 1 : 0;
   }
 
-  private static void ok(TransferStatus s, String what) {
+  static void ok(TransferStatus s, String what) {
     assertTrue(s.await(WAIT), what + ": no answer within " + WAIT);
     assertEquals(StatusCode.SUCCESS, s.code(), what + ": " + s.message());
   }
@@ -98,11 +98,11 @@ abstract class XgmiTransferTests {
     return s;
   }
 
-  private static void upload(DeviceBuffer d, MemorySegment host) {
+  static void upload(DeviceBuffer d, MemorySegment host) {
     gpu.copyHostToDevice(d.address(), host, host.byteSize());
   }
 
-  private static MemorySegment download(Arena arena, DeviceBuffer d, long offset, long length) {
+  static MemorySegment download(Arena arena, DeviceBuffer d, long offset, long length) {
     MemorySegment h = arena.allocate(length, 64);
     gpu.copyDeviceToHost(h, d.address() + offset, length);
     return h;
@@ -291,13 +291,7 @@ abstract class XgmiTransferTests {
   void crossProcessTransfersAndBatchesAreByteExactAndForgedOrStaleDescriptorsAreRefused() throws Exception {
     long cap = childBuffer() + 4096;
     long big = childBuffer();
-    String childKey = "xgmi-target-" + ProcessHandle.current().pid();
-    String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
-    List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx2g", "-cp",
-        System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")), XgmiTargetProcessMain.class.getName(),
-        childKey, Long.toString(cap), Integer.toString(remoteDevice())));
-    command.addAll(childRuntimeArgs());
-    Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    Process child = startChild(cap);
     BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
     PrintWriter cmd = new PrintWriter(new OutputStreamWriter(child.getOutputStream(), StandardCharsets.UTF_8), true);
     try (Arena arena = Arena.ofShared(); DeviceBuffer a = gpu.allocDevice(0, cap)) {
@@ -378,6 +372,17 @@ abstract class XgmiTransferTests {
     }
   }
 
+  /** The child target (XGMI and TCP) with {@code cap} bytes of GPU memory registered as "gpu"; talk to it through its stdin/stdout. */
+  Process startChild(long cap) throws java.io.IOException {
+    String childKey = "xgmi-target-" + ProcessHandle.current().pid();
+    String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
+    List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx2g", "-cp",
+        System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")), XgmiTargetProcessMain.class.getName(),
+        childKey, Long.toString(cap), Integer.toString(remoteDevice())));
+    command.addAll(childRuntimeArgs());
+    return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+  }
+
   private static Batch fourKiB(int n, long stride) {
     long[] lo = new long[n], ro = new long[n], sizes = new long[n];
     for (int i = 0; i < n; i++) {
@@ -394,13 +399,13 @@ abstract class XgmiTransferTests {
     return new MemoryDesc(d.engineKey(), d.id(), d.deviceId(), address, size, d.location(), accessKey, data);
   }
 
-  private static String ask(PrintWriter cmd, BufferedReader out, String line) throws java.io.IOException {
+  static String ask(PrintWriter cmd, BufferedReader out, String line) throws java.io.IOException {
     cmd.println(line);
     return answer(out, line);
   }
 
   /** The child's next answer; its log lines in between are passed on to this log. */
-  private static String answer(BufferedReader out, String during) throws java.io.IOException {
+  static String answer(BufferedReader out, String during) throws java.io.IOException {
     for (String l; (l = out.readLine()) != null; ) {
       if (l.startsWith(XgmiTargetProcessMain.ANSWER)) return l.substring(XgmiTargetProcessMain.ANSWER.length());
       LOG.info("[child] {}", l);

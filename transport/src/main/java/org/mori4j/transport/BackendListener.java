@@ -1,8 +1,21 @@
 package org.mori4j.transport;
 
-/** Events a backend reports to its owner (the engine): a peer went away. Called from backend threads. */
+/**
+ * Events a backend reports to its owner (the engine): a peer went away, or an op should travel another way.
+ * Called from backend threads.
+ */
 public interface BackendListener {
   void peerLost(String peerKey, TransportError error, String reason);
+
+  /**
+   * Asks the engine to carry {@code op} over another backend that reaches the same peer, because this one found
+   * at run time that it cannot serve the pair ({@code why}; XGMI: an IPC handle that does not open in this
+   * process). True when another backend took the op: it is then no longer this backend's, which must not touch
+   * or complete it again. False when no other backend can: the caller fails the op.
+   */
+  default boolean reroute(TransferOp op, String why) {
+    return false;
+  }
 
   BackendListener NONE = (k, e, r) -> {};
 }

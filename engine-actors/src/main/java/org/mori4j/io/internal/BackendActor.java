@@ -12,9 +12,12 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.pattern.StatusReply;
 import org.mori4j.io.BackendType;
 import org.mori4j.io.IoEngineProtocol;
+import org.mori4j.transport.BackendListener;
 import org.mori4j.transport.CompletionSource;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.TransferBackend;
+import org.mori4j.transport.TransferOp;
+import org.mori4j.transport.TransportError;
 import org.mori4j.transport.TransportException;
 
 /**
@@ -51,15 +54,18 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
   private final TransferBackend backend;
   private final EngineSettings settings;
   private final ActorRef<IoEngineProtocol.Command> engine;
+  /** Where the backend hands ops it cannot carry after all. */
+  private final TransferPath path;
 
   public static Behavior<Command> create(String engineKey, BackendType type, TransferBackend backend,
-                                         EngineSettings settings, ActorRef<IoEngineProtocol.Command> engine) {
-    return Behaviors.setup(ctx -> new BackendActor(ctx, engineKey, type, backend, settings, engine));
+                                         EngineSettings settings, ActorRef<IoEngineProtocol.Command> engine, TransferPath path) {
+    return Behaviors.setup(ctx -> new BackendActor(ctx, engineKey, type, backend, settings, engine, path));
   }
 
   private BackendActor(ActorContext<Command> ctx, String engineKey, BackendType type, TransferBackend backend,
-                       EngineSettings settings, ActorRef<IoEngineProtocol.Command> engine) {
+                       EngineSettings settings, ActorRef<IoEngineProtocol.Command> engine, TransferPath path) {
     super(ctx);
+    this.path = path;
     this.engineKey = engineKey;
     this.type = type;
     this.backend = backend;
@@ -93,7 +99,17 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
 
   private Behavior<Command> start(Start m) {
     try {
-      backend.start((peerKey, error, reason) -> engine.tell(new EngineMessages.PeerLost(peerKey, type, reason)));
+      backend.start(new BackendListener() {
+        @Override
+        public void peerLost(String peerKey, TransportError error, String reason) {
+          engine.tell(new EngineMessages.PeerLost(peerKey, type, reason));
+        }
+
+        @Override
+        public boolean reroute(TransferOp op, String why) {
+          return path.reroute(type, op, why);
+        }
+      });
     } catch (RuntimeException e) {
       m.replyTo().tell(StatusReply.error(e));
       return Behaviors.stopped();

@@ -242,7 +242,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
       return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "the " + type + " backend is not available in this build of mori4j", this);
     }
     ActorRef<BackendActor.Command> actor = getContext().spawn(
-        BackendActor.create(id.key(), type, backend, settings, getContext().getSelf()),
+        BackendActor.create(id.key(), type, backend, settings, getContext().getSelf(), path),
         // numbered: a removed backend's actor may still be stopping when the same type is created again, and a
         // reused name would fail the spawn (InvalidActorNameException) and with it the whole engine actor
         "backend-" + type.name().toLowerCase() + "-" + (++backendIncarnation),

@@ -3,6 +3,7 @@ package org.mori4j.io.internal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import org.mori4j.io.BackendType;
 import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.MemoryLocationType;
 import org.mori4j.io.StatusCode;
@@ -112,6 +113,35 @@ public final class TransferPath {
     st.remoteData(remote.backendData().get(b.type()));
     b.backend().submit(st);
     return st;
+  }
+
+  /**
+   * Hands {@code op}, which the {@code from} backend found at run time it cannot carry ({@code why}), to the
+   * first other backend (in preference order) that reaches the same peer and serves the pair; false when there
+   * is none, or the engine is closed. Rare: it scans the peers for the op's handle.
+   */
+  public boolean reroute(BackendType from, TransferOp op, String why) {
+    if (!(op instanceof TransferStatusImpl st)) return false;
+    Routes r = routes;
+    if (r.closed()) return false;
+    Routes.Peer peer = null;
+    for (Routes.Peer p : r.peers().values()) {
+      if (p.handles().get(from) == op.peer()) {
+        peer = p;
+        break;
+      }
+    }
+    if (peer == null) return false;
+    for (Routes.Backend b : r.backends()) {
+      if (b.type() == from) continue;
+      Object handle = peer.handles().get(b.type());
+      // remoteData null: the op carries only the first backend's part of the descriptor (TCP needs none)
+      if (handle == null || !b.backend().canServe(op.local(), handle, true, null)) continue;
+      st.moveTo(handle, b.backend().readsBlocksOnlyUntilDone());
+      b.backend().submit(st);
+      return true;
+    }
+    return false;
   }
 
   /** Several entries; a malformed call fails every status it returns. */

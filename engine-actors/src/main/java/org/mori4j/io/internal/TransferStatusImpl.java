@@ -69,6 +69,26 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
     this.pooledArrays = arrays;
   }
 
+  /**
+   * Readies this op for another backend (peer handle {@code peer}), after the one it went to handed it back
+   * unfinished: no lane, no remote data, and its own copy of pooled block arrays unless the new backend also
+   * reads them only until it completes the op.
+   */
+  void moveTo(Object peer, boolean keepPooledArrays) {
+    this.peer = peer;
+    this.lane = null;
+    this.laneSeq = 0;
+    remoteData(null);
+    BlockArrayPool.Arrays arrays = pooledArrays;
+    if (arrays != null && !keepPooledArrays) {
+      localOffsets = java.util.Arrays.copyOf(localOffsets, blockCount);
+      remoteOffsets = java.util.Arrays.copyOf(remoteOffsets, blockCount);
+      sizes = java.util.Arrays.copyOf(sizes, blockCount);
+      pooledArrays = null;
+      arrayPool.give(arrays);
+    }
+  }
+
   /** Completes the status once; returns this. */
   public TransferStatusImpl finish(StatusCode c, String msg) {
     if (!CLAIMED.compareAndSet(this, 0, 1)) return this;

@@ -104,26 +104,26 @@ final class DeviceTransfers implements AutoCloseable {
     return ISSUED;
   }
 
-  /** Enables peer access from {@code device} to {@code peer} once; false after failing {@code op} when it cannot be. */
-  boolean enablePeer(TransferOp op, int device, int peer) {
-    if (peer < 0 || peer >= peerEnabled.length) {
-      op.transferFailed(TransportError.GPU_OP, "device " + peer + " of the remote region is not a device of this process");
-      return false;
-    }
-    if (peerEnabled[device][peer]) return true;
-    if (!peerAccess[device][peer]) {
-      op.transferFailed(TransportError.GPU_OP, "devices " + device + " and " + peer + " have no peer access");
-      return false;
-    }
+  /**
+   * Enables peer access from {@code device} to {@code peer} (a device of this process) once; null when it is on,
+   * else why it cannot be.
+   */
+  String enablePeer(int device, int peer) {
+    if (peerEnabled[device][peer]) return null;
+    if (!peerAccess[device][peer]) return "devices " + device + " and " + peer + " have no peer access";
     try {
       gpu.enablePeerAccess(device, peer);
       if (peerAccess[peer][device]) gpu.enablePeerAccess(peer, device);
     } catch (RuntimeException e) {
-      op.transferFailed(TransportError.GPU_OP, "cannot enable peer access between devices " + device + " and " + peer + ": " + e.getMessage());
-      return false;
+      return "cannot enable peer access between devices " + device + " and " + peer + ": " + e.getMessage();
     }
     peerEnabled[device][peer] = true;
-    return true;
+    return null;
+  }
+
+  /** Devices of this process. */
+  int deviceCount() {
+    return peerEnabled.length;
   }
 
   private DevicePool pool(int device) {

@@ -97,7 +97,7 @@ public final class XgmiBackend implements TransferBackend {
       throw new TransportException(TransportError.GPU_OP, "the XGMI backend cannot start: " + e.getMessage(), e);
     }
     gpu = r;
-    worker = new XgmiWorker(engineKey, r, settings, confirmer, devicePci, peerAccess);
+    worker = new XgmiWorker(engineKey, r, settings, confirmer, listener == null ? BackendListener.NONE : listener, devicePci, peerAccess);
   }
 
   @Override
@@ -234,6 +234,7 @@ public final class XgmiBackend implements TransferBackend {
       return false;
     }
     int localDevice = local.deviceId();
+    if (p.unusableFrom(localDevice)) return false; // the worker found it out and said so in the log
     int remoteDevice;
     if (p.sameProcess) {
       remoteDevice = XgmiMemoryData.device(remoteData);

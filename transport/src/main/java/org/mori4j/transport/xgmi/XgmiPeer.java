@@ -12,6 +12,8 @@ final class XgmiPeer {
   final XgmiHost host;
   final boolean sameProcess;
   private volatile String lostReason;
+  /** Local devices (bit per ordinal) from which XGMI found it cannot reach this peer's memory; read by canServe on any thread. */
+  private volatile long unusableFrom;
   /** Remote regions by id (worker thread only). */
   final HashMap<Long, RemoteRegion> regions = new HashMap<>();
   /** The region of the last lookup: a session or a benchmark hits it every time, without boxing the id. */
@@ -36,6 +38,18 @@ final class XgmiPeer {
   void forget(RemoteRegion r) {
     regions.remove(r.id, r);
     if (last == r) last = null;
+  }
+
+  /** Whether XGMI found it cannot reach this peer from local {@code device} (later transfers take another backend). */
+  boolean unusableFrom(int device) {
+    return device >= 0 && device < 64 && (unusableFrom & (1L << device)) != 0;
+  }
+
+  /** Records that XGMI cannot reach this peer from local {@code device}; true the first time (worker thread). */
+  boolean markUnusableFrom(int device) {
+    if (device < 0 || device >= 64 || unusableFrom(device)) return false;
+    unusableFrom |= 1L << device;
+    return true;
   }
 
   boolean alive() {

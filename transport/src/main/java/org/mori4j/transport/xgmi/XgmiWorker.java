@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.gpu.IpcMapping;
+import org.mori4j.transport.BackendListener;
 import org.mori4j.transport.CompletionSource;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.OpQueue;
@@ -39,6 +40,8 @@ final class XgmiWorker implements CompletionSource {
   private final GpuRuntime gpu;
   private final XgmiSettings settings;
   private final RegionConfirmer confirmer;
+  /** The engine: where ops go that XGMI finds it cannot carry. */
+  private final BackendListener listener;
   private final long[] devicePci;
   /** What is on the GPU: pools, kernel, peer access (worker only). */
   private final DeviceTransfers transfers;
@@ -60,12 +63,14 @@ final class XgmiWorker implements CompletionSource {
   // worker only
   private int waitingForOwner;
 
-  XgmiWorker(String engineKey, GpuRuntime gpu, XgmiSettings settings, RegionConfirmer confirmer, long[] devicePci, boolean[][] peerAccess) {
+  XgmiWorker(String engineKey, GpuRuntime gpu, XgmiSettings settings, RegionConfirmer confirmer, BackendListener listener, long[] devicePci,
+             boolean[][] peerAccess) {
     this.name = "xgmi-" + engineKey;
     this.engineKey = engineKey;
     this.gpu = gpu;
     this.settings = settings;
     this.confirmer = confirmer;
+    this.listener = listener;
     this.devicePci = devicePci;
     this.transfers = new DeviceTransfers(engineKey, gpu, settings, peerAccess);
   }
@@ -340,17 +345,27 @@ final class XgmiWorker implements CompletionSource {
     return true;
   }
 
-  /** The remote region's base address usable from {@code device}, opening its IPC handle on first use; 0 after failing {@code op}. */
+  /**
+   * The remote region's base address usable from {@code device}, opening its IPC handle on first use; 0 when
+   * {@code op} was failed or handed to another backend (said why).
+   */
   private long remoteBase(TransferOp op, RemoteRegion r, int device) {
     if (r.peer.sameProcess) {
-      if (r.localDevice != device && !transfers.enablePeer(op, device, r.localDevice)) return 0;
-      return r.address;
+      if (r.localDevice == device) return r.address;
+      if (r.localDevice < 0 || r.localDevice >= transfers.deviceCount()) {
+        op.transferFailed(TransportError.GPU_OP, "device " + r.localDevice + " of " + r.describe() + " is not a device of this process");
+        return 0;
+      }
+      String refused = transfers.enablePeer(device, r.localDevice);
+      if (refused == null) return r.address;
+      fallBack(op, r, device, refused);
+      return 0;
     }
     IpcMapping m = r.mapping(device);
     if (m == null) {
       String failed = r.openFailure(device);
       if (failed != null) {
-        op.transferFailed(TransportError.GPU_OP, failed);
+        fallBack(op, r, device, failed);
         return 0;
       }
       if (!r.hasHandle) {
@@ -360,9 +375,10 @@ final class XgmiWorker implements CompletionSource {
       try {
         m = gpu.openIpcHandle(device, XgmiMemoryData.decode(r.data).ipcHandle());
       } catch (RuntimeException e) {
+        // the handle is the one its owner confirmed, so this is the pair, not the descriptor: another backend may carry it
         String why = "cannot open the IPC handle of " + r.describe() + " on device " + device + ": " + e.getMessage();
         r.keepOpenFailure(device, why);
-        op.transferFailed(TransportError.GPU_OP, why);
+        fallBack(op, r, device, why);
         return 0;
       }
       if (m.size() < r.offsetInAllocation + r.size) {
@@ -378,6 +394,19 @@ final class XgmiWorker implements CompletionSource {
       MAPPINGS_IN_PROCESS.incrementAndGet();
     }
     return m.address() + r.offsetInAllocation;
+  }
+
+  /**
+   * XGMI cannot reach {@code r}'s memory from {@code device} ({@code why}): later transfers with its engine from
+   * that device are routed to another backend (canServe says no), and {@code op} is handed to one now when the
+   * engine has one that reaches the peer; otherwise it fails.
+   */
+  private void fallBack(TransferOp op, RemoteRegion r, int device, String why) {
+    if (r.peer.markUnusableFrom(device))
+      log.warn("{}: XGMI cannot reach the memory of engine {} from device {} ({}); transfers between them go through the engine's next backend"
+          + " (TCP) from now on", name, r.peer.key, device, why);
+    if (!listener.reroute(op, why))
+      op.transferFailed(TransportError.GPU_OP, "XGMI " + why + ", and no other backend of this engine reaches engine '" + r.peer.key + "'");
   }
 
   /** Completes the ops whose events have completed; returns how many. */

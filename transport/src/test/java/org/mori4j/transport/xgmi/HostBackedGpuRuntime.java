@@ -63,10 +63,16 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
   final AtomicInteger liveModules = new AtomicInteger();
   final AtomicInteger liveMappings = new AtomicInteger();
   final AtomicInteger launches = new AtomicInteger();
+  private volatile String ipcOpenFailure;
   final AtomicInteger copies = new AtomicInteger();
   final Map<String, Boolean> peerEnabled = new ConcurrentHashMap<>();
   /** A copy or kernel that touches this address fails on the stream, as an illegal address would. */
   volatile long poisonAddress = -1;
+
+  /** From now on every IPC handle fails to open with {@code error} (null: they open again), as a driver may refuse one. */
+  public void failIpcOpens(String error) {
+    ipcOpenFailure = error;
+  }
 
   /** Kernel launches so far (a batch the engine could not join into one copy is one launch). */
   public int launchCount() {
@@ -234,6 +240,8 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
   @Override
   public IpcMapping openIpcHandle(int device, byte[] handle) {
     check(device);
+    String refused = ipcOpenFailure;
+    if (refused != null) throw fail("cuIpcOpenMemHandle", refused);
     ByteBuffer b = ByteBuffer.wrap(handle);
     if (handle.length != 64 || b.getLong() != MAGIC) throw fail("cuIpcOpenMemHandle", "not an IPC handle");
     long size = b.getLong();

@@ -109,8 +109,12 @@ class XgmiBackendPipelineTest {
   }
 
   private XgmiBackend started(String key, RegionConfirmer confirmer, XgmiSettings settings) {
+    return started(key, confirmer, settings, BackendListener.NONE);
+  }
+
+  private XgmiBackend started(String key, RegionConfirmer confirmer, XgmiSettings settings, BackendListener listener) {
     XgmiBackend b = new XgmiBackend(key, settings, () -> gpu, confirmer);
-    b.start(BackendListener.NONE);
+    b.start(listener);
     cleanup.add(0, b);
     Thread driver = Thread.ofPlatform().daemon().name("drive-" + key).start(() -> {
       var source = b.completionSources().get(0);
@@ -291,7 +295,46 @@ class XgmiBackendPipelineTest {
     Registered freed = owner.register(b, 0, MIB);
     b.close();
     String stale = single(initiator, TransferOp.WRITE, local, 0, peer, freed, 0, 4096).await();
-    assertTrue(stale.startsWith("GPU_OP: cannot open the IPC handle") && stale.contains("stale"), stale);
+    assertTrue(stale.startsWith("GPU_OP: XGMI cannot open the IPC handle") && stale.contains("stale")
+        && stale.contains("no other backend of this engine reaches engine 'owner'"), stale);
+  }
+
+  @Test
+  void opsToAPairXgmiCannotReachGoToTheEngineForAnotherBackendAndLaterOnesAreRoutedThereFirst() throws Exception {
+    gpu = new HostBackedGpuRuntime(2, 0);
+    Owner owner = new Owner("owner");
+    List<TransferOp> rerouted = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<String> reasons = new java.util.concurrent.CopyOnWriteArrayList<>();
+    XgmiBackend initiator = started("initiator", owner.confirmer(), XgmiSettings.of(4, 4), new BackendListener() {
+      @Override
+      public void peerLost(String peerKey, TransportError error, String reason) {}
+
+      @Override
+      public boolean reroute(TransferOp op, String why) {
+        reasons.add(why);
+        return rerouted.add(op);
+      }
+    });
+    DeviceBuffer a = alloc(0, MIB), b = alloc(0, MIB);
+    Registered remote = owner.register(b, 0, MIB);
+    LocalRegion local = LocalRegion.gpu(ids.incrementAndGet(), 7, a.address(), MIB, 0);
+    Object peer = connect(initiator, "initiator", owner.backend, "owner", true);
+    assertTrue(initiator.canServe(local, peer, true, remote.data()));
+    // the owner's genuine handle does not open here (as when the two processes see different devices)
+    gpu.failIpcOpens("CUDA_ERROR_PEER_ACCESS_UNSUPPORTED");
+    Op write = single(initiator, TransferOp.WRITE, local, 0, peer, remote, 0, 4096);
+    Op read = single(initiator, TransferOp.READ, local, 0, peer, remote, 0, 4096);
+    long end = System.nanoTime() + 30_000_000_000L;
+    while (rerouted.size() < 2 && System.nanoTime() < end) Thread.sleep(5);
+    assertEquals(List.of(write, read), rerouted, "both ops handed to the engine, in order");
+    Thread.sleep(50);
+    assertEquals(0, write.ends.get() + read.ends.get(), "XGMI does not complete an op it handed on");
+    assertTrue(reasons.get(0).contains("cannot open the IPC handle") && reasons.get(0).contains("CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"), reasons.get(0));
+    assertFalse(initiator.canServe(local, peer, true, remote.data()), "the engine now routes this pair to its next backend");
+    assertEquals(0, initiator.openMappings(), "nothing was mapped");
+    // another local device still may use XGMI with that peer: only device 0 found it cannot
+    DeviceBuffer c = alloc(1, MIB);
+    assertTrue(initiator.canServe(LocalRegion.gpu(ids.incrementAndGet(), 8, c.address(), MIB, 1), peer, true, remote.data()));
   }
 
   private Op forge(XgmiBackend b, LocalRegion local, Object peer, long id, long key, long address, byte[] data, long ro, long size) {
