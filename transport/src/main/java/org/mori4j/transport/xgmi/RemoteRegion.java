@@ -48,6 +48,20 @@ final class RemoteRegion {
     this.accessKey = accessKey;
   }
 
+  /** The owner's answer (checked XGMI data): the region is {@link State#READY}; the caller sets {@link #localDevice}. */
+  void confirmed(long address, long size, byte[] data) {
+    this.address = address;
+    this.size = size;
+    this.data = data;
+    XgmiMemoryData parsed = XgmiMemoryData.decode(data);
+    this.ownerDevice = parsed.device();
+    this.pciLocation = parsed.pciLocation();
+    this.hasHandle = XgmiMemoryData.hasHandle(data);
+    this.offsetInAllocation = parsed.offsetInAllocation();
+    this.allocationSize = parsed.allocationSize();
+    this.state = State.READY;
+  }
+
   /** Whether {@code opData} is the XGMI data the owner confirmed (same array when it came from the same descriptor). */
   boolean sameData(byte[] opData) {
     return opData == data || Arrays.equals(opData, data);

@@ -333,7 +333,7 @@ public final class XgmiBackend implements TransferBackend {
 
   /** IPC mappings open in every XGMI backend of this process (tests check that closing gives them all back). */
   public static int openMappingsInProcess() {
-    return XgmiWorker.MAPPINGS_IN_PROCESS.get();
+    return RegionAccess.MAPPINGS_IN_PROCESS.get();
   }
 
   /** Streams, events, block tables and kernel modules of every XGMI backend of this process. */

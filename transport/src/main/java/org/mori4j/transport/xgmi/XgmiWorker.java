@@ -9,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.mori4j.natives.gpu.GpuRuntime;
-import org.mori4j.natives.gpu.IpcMapping;
 import org.mori4j.transport.BackendListener;
 import org.mori4j.transport.CompletionSource;
 import org.mori4j.transport.LocalRegion;
@@ -40,8 +39,8 @@ final class XgmiWorker implements CompletionSource {
   private final GpuRuntime gpu;
   private final XgmiSettings settings;
   private final RegionConfirmer confirmer;
-  /** The engine: where ops go that XGMI finds it cannot carry. */
-  private final BackendListener listener;
+  /** How remote regions are reached from here: addresses, IPC mappings, fallback (worker only). */
+  private final RegionAccess access;
   private final long[] devicePci;
   /** What is on the GPU: pools, kernel, peer access (worker only). */
   private final DeviceTransfers transfers;
@@ -53,9 +52,6 @@ final class XgmiWorker implements CompletionSource {
   private final List<XgmiPeer> knownPeers = new ArrayList<>();
   private final AtomicInteger submitting = new AtomicInteger();
   private final AtomicInteger owner = new AtomicInteger(FRESH);
-  private final AtomicInteger openMappings = new AtomicInteger();
-  /** IPC mappings open in every backend of the process. */
-  static final AtomicInteger MAPPINGS_IN_PROCESS = new AtomicInteger();
   private final CountDownLatch closedLatch = new CountDownLatch(1);
   private volatile boolean closing;
   private volatile boolean closed;
@@ -70,9 +66,9 @@ final class XgmiWorker implements CompletionSource {
     this.gpu = gpu;
     this.settings = settings;
     this.confirmer = confirmer;
-    this.listener = listener;
     this.devicePci = devicePci;
     this.transfers = new DeviceTransfers(engineKey, gpu, settings, peerAccess);
+    this.access = new RegionAccess(name, gpu, transfers, listener);
   }
 
   // ---- any thread ----
@@ -103,7 +99,7 @@ final class XgmiWorker implements CompletionSource {
   }
 
   int openMappings() {
-    return openMappings.get();
+    return access.openMappings();
   }
 
   @Override
@@ -273,17 +269,8 @@ final class XgmiWorker implements CompletionSource {
       }
       return;
     }
-    r.address = address;
-    r.size = size;
-    r.data = data;
-    r.ownerDevice = XgmiMemoryData.device(data);
-    r.pciLocation = XgmiMemoryData.pciLocation(data);
-    r.hasHandle = XgmiMemoryData.hasHandle(data);
-    XgmiMemoryData parsed = XgmiMemoryData.decode(data);
-    r.offsetInAllocation = parsed.offsetInAllocation();
-    r.allocationSize = parsed.allocationSize();
+    r.confirmed(address, size, data);
     r.localDevice = r.peer.sameProcess ? r.ownerDevice : localOrdinal(r.pciLocation);
-    r.state = RemoteRegion.State.READY;
     for (TransferOp op : waiting) retry(op);
   }
 
@@ -337,76 +324,12 @@ final class XgmiWorker implements CompletionSource {
       minBlock = Math.min(minBlock, sz);
     }
     int device = local.deviceId();
-    long remoteBase = remoteBase(op, r, device);
+    long remoteBase = access.base(op, r, device);
     if (remoteBase == 0) return true; // failed, said why
     int issued = transfers.issue(op, r, device, remoteBase, minBlock, maxBlock);
     if (issued == DeviceTransfers.NO_SLOT) return false;
     if (issued == DeviceTransfers.ISSUED) r.inFlight++;
     return true;
-  }
-
-  /**
-   * The remote region's base address usable from {@code device}, opening its IPC handle on first use; 0 when
-   * {@code op} was failed or handed to another backend (said why).
-   */
-  private long remoteBase(TransferOp op, RemoteRegion r, int device) {
-    if (r.peer.sameProcess) {
-      if (r.localDevice == device) return r.address;
-      if (r.localDevice < 0 || r.localDevice >= transfers.deviceCount()) {
-        op.transferFailed(TransportError.GPU_OP, "device " + r.localDevice + " of " + r.describe() + " is not a device of this process");
-        return 0;
-      }
-      String refused = transfers.enablePeer(device, r.localDevice);
-      if (refused == null) return r.address;
-      fallBack(op, r, device, refused);
-      return 0;
-    }
-    IpcMapping m = r.mapping(device);
-    if (m == null) {
-      String failed = r.openFailure(device);
-      if (failed != null) {
-        fallBack(op, r, device, failed);
-        return 0;
-      }
-      if (!r.hasHandle) {
-        op.transferFailed(TransportError.INVALID_ARGS, r.describe() + " cannot be exported to another process (its owner has no IPC handle for it)");
-        return 0;
-      }
-      try {
-        m = gpu.openIpcHandle(device, XgmiMemoryData.decode(r.data).ipcHandle());
-      } catch (RuntimeException e) {
-        // the handle is the one its owner confirmed, so this is the pair, not the descriptor: another backend may carry it
-        String why = "cannot open the IPC handle of " + r.describe() + " on device " + device + ": " + e.getMessage();
-        r.keepOpenFailure(device, why);
-        fallBack(op, r, device, why);
-        return 0;
-      }
-      if (m.size() < r.offsetInAllocation + r.size) {
-        m.close();
-        String why = "the IPC mapping of " + r.describe() + " has " + m.size() + " bytes, less than its offset " + r.offsetInAllocation
-            + " + size " + r.size + " (forged or stale descriptor)";
-        r.keepOpenFailure(device, why);
-        op.transferFailed(TransportError.INVALID_ARGS, why);
-        return 0;
-      }
-      r.keepMapping(device, m);
-      openMappings.incrementAndGet();
-      MAPPINGS_IN_PROCESS.incrementAndGet();
-    }
-    return m.address() + r.offsetInAllocation;
-  }
-
-  /**
-   * XGMI cannot reach {@code r}'s memory from {@code device} ({@code why}): later transfers with its engine from
-   * that device are routed to another backend (canServe says no), and {@code op} is handed to one now when the
-   * engine has one that reaches the peer; otherwise it fails.
-   */
-  private void fallBack(TransferOp op, RemoteRegion r, int device, String why) {
-    if (r.peer.markUnusableFrom(device))
-      log.warn("{}: XGMI cannot reach the memory of engine {} from device {} ({}); transfers between them go through the engine's next backend"
-          + " (TCP) from now on", name, r.peer.key, device, why);
-    if (!listener.reroute(op, why))
-      op.transferFailed(TransportError.GPU_OP, "XGMI " + why + ", and no other backend of this engine reaches engine '" + r.peer.key + "'");
   }
 
   /** Completes the ops whose events have completed; returns how many. */
@@ -424,9 +347,7 @@ final class XgmiWorker implements CompletionSource {
 
   /** Closes a revoked region's mappings and tells whoever waits for that. */
   private void release(RemoteRegion r) {
-    int closedNow = r.closeMappings();
-    openMappings.addAndGet(-closedNow);
-    MAPPINGS_IN_PROCESS.addAndGet(-closedNow);
+    access.closeMappings(r);
     Runnable done = r.onReleased;
     r.onReleased = null;
     if (done != null) runSafely(done);
