@@ -50,8 +50,16 @@ final class DirectoryActor extends AbstractBehavior<Command> {
 
   private record PublishRead(DescriptorDirectory.Publish request) implements Command {}
 
-  private record Written(String what, ActorRef<StatusReply<Done>> replyTo, Replicator.UpdateResponse<LWWMap<String, DirectoryEntry>> response)
+  /**
+   * A directory write answered: {@code publish} is the request of a publish (null for an unpublish), and
+   * {@code unpublished} the name an unpublish removed (null for a publish).
+   */
+  private record Written(String what, DescriptorDirectory.Publish publish, String unpublished, ActorRef<StatusReply<Done>> replyTo,
+                         Replicator.UpdateResponse<LWWMap<String, DirectoryEntry>> response)
       implements Command {}
+
+  /** The engine took a name the directory took, or said why not; the publish is answered now. */
+  private record EnginePublished(DescriptorDirectory.Publish publish, Throwable failure) implements Command {}
 
   private record DataChanged(Replicator.SubscribeResponse<LWWMap<String, DirectoryEntry>> response) implements Command {}
 
@@ -128,6 +136,13 @@ final class DirectoryActor extends AbstractBehavior<Command> {
         .onMessage(PublishRead.class, this::onPublishRead)
         .onMessage(DescriptorDirectory.Unpublish.class, this::onUnpublish)
         .onMessage(Written.class, this::onWritten)
+        .onMessage(EnginePublished.class, m -> {
+          // the directory holds the name either way; an engine that deregistered the memory meanwhile just does not answer it
+          if (m.failure() != null)
+            getContext().getLog().debug("directory of engine '{}': the engine did not take '{}': {}", engineKey, m.publish().name(), m.failure().toString());
+          m.publish().replyTo().tell(StatusReply.success(Done.getInstance()));
+          return this;
+        })
         .onMessage(DescriptorDirectory.Lookup.class, this::onLookup)
         .onMessage(LookupRead.class, this::onLookupRead)
         .onMessage(LookupExpired.class, m -> {
@@ -191,8 +206,9 @@ final class DirectoryActor extends AbstractBehavior<Command> {
       m.replyTo().tell(StatusReply.error(e));
       return this;
     }
-    // the engine is the authority on what it has registered: it refuses foreign or forged descriptors
-    getContext().ask(castReply(), engine, settings.askTimeout(), r -> new IoEngineProtocol.PublishMemory(name, m.desc(), r),
+    // the engine is the authority on what it has registered: it refuses foreign or forged descriptors (it is told
+    // the name only once the directory took it, so that a refused duplicate leaves the engine as it was)
+    getContext().ask(castReply(), engine, settings.askTimeout(), r -> new IoEngineProtocol.CheckMemory(m.desc(), r),
         (r, err) -> new EngineChecked(m, err != null ? err : r.isError() ? r.getError() : null));
     return this;
   }
@@ -221,7 +237,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
     String what = "publish of '" + DirectorySettings.shorten(p.name()) + "'";
     replicator.askUpdate(r -> new Replicator.Update<>(DescriptorDirectory.KEY, LWWMap.create(), settings.writeConsistencyLevel(), r,
             map -> DirectoryWrites.putIfFree(map, p.name(), entry, self, goneNow, membersNow, settings)),
-        rsp -> new Written(what, p.replyTo(), rsp));
+        rsp -> new Written(what, p, null, p.replyTo(), rsp));
     return this;
   }
 
@@ -236,7 +252,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
     String what = "unpublish of '" + DirectorySettings.shorten(m.name()) + "'";
     replicator.askUpdate(r -> new Replicator.Update<>(DescriptorDirectory.KEY, LWWMap.create(), settings.writeConsistencyLevel(), r,
             map -> DirectoryWrites.removeOwned(map, m.name(), self, engineKey, settings)),
-        rsp -> new Written(what, m.replyTo(), rsp));
+        rsp -> new Written(what, null, m.name(), m.replyTo(), rsp));
     return this;
   }
 
@@ -244,12 +260,23 @@ final class DirectoryActor extends AbstractBehavior<Command> {
     var r = m.response();
     if (r instanceof Replicator.UpdateSuccess<?>) {
       getContext().getLog().debug("directory of engine '{}': {} done", engineKey, m.what());
-      m.replyTo().tell(StatusReply.success(Done.getInstance()));
+      // the engine answers lookupMemory for a published name as well: it learns the name now, or forgets it
+      if (m.unpublished() != null) engine.tell(new IoEngineProtocol.UnpublishMemory(m.unpublished(), getContext().getSystem().ignoreRef()));
+      if (m.publish() != null) {
+        DescriptorDirectory.Publish p = m.publish();
+        getContext().ask(castReply(), engine, settings.askTimeout(), ref -> new IoEngineProtocol.PublishMemory(p.name(), p.desc(), ref),
+            (rep, err) -> new EnginePublished(p, err != null ? err : rep.isError() ? rep.getError() : null));
+      } else {
+        m.replyTo().tell(StatusReply.success(Done.getInstance()));
+      }
       // let subscribers and local lookups see the change without waiting for notify-subscribers-interval
       DistributedData.get(getContext().getSystem()).replicator().tell(Replicator.flushChanges());
     } else if (r instanceof Replicator.ModifyFailure<?> f && f.cause() instanceof DirectoryWrites.Refusal refusal) {
       m.replyTo().tell(StatusReply.error(new IoEngineException(refusal.code(), refusal.getMessage())));
     } else if (r instanceof Replicator.UpdateTimeout<?>) {
+      // applied here, so the engine follows as on success (a repeated call is then answered at once)
+      if (m.unpublished() != null) engine.tell(new IoEngineProtocol.UnpublishMemory(m.unpublished(), getContext().getSystem().ignoreRef()));
+      if (m.publish() != null) engine.tell(new IoEngineProtocol.PublishMemory(m.publish().name(), m.publish().desc(), getContext().getSystem().ignoreRef()));
       m.replyTo().tell(StatusReply.error(new IoEngineException(StatusCode.ERR_TIMEOUT, m.what() + " was applied on this member but not confirmed by "
           + settings.writeConsistency() + " of the members within " + settings.writeTimeout() + "; it still spreads by gossip, and repeating the "
           + "call is safe")));

@@ -254,7 +254,12 @@ class DescriptorDirectoryTest {
         dirs.get(1).publish(dup, ofOne));
     assertFailsWith(StatusCode.ERR_INVALID_ARGS, "only its owner can unpublish it", dirs.get(1).unpublish(dup));
     assertFailsWith(StatusCode.ERR_NOT_FOUND, "no memory is published under name '" + name("never") + "'", d0.unpublish(name("never")));
+    // a directory publish also made the engine answer the name; the unpublish stops that too
+    assertEquals(java.util.Optional.of(mine), engines.get(2).lookupMemory(engines.get(0).engineDesc(), dup));
     await(d0.unpublish(dup));
+    long until = System.nanoTime() + 10_000_000_000L;
+    while (engines.get(2).lookupMemory(engines.get(0).engineDesc(), dup).isPresent() && System.nanoTime() < until) Thread.sleep(20);
+    assertEquals(java.util.Optional.empty(), engines.get(2).lookupMemory(engines.get(0).engineDesc(), dup), "the engine still answers the name");
     await(dirs.get(1).publish(dup, ofOne)); // free again
 
     // an absent name: at once with a zero timeout, after waiting otherwise

@@ -207,6 +207,14 @@ public final class IoEngine implements AutoCloseable {
     this.<Done>askStatus(r -> new IoEngineProtocol.PublishMemory(name, desc, r));
   }
 
+  /**
+   * Stops this engine answering {@link #lookupMemory} for {@code name}; true when the name was published. The
+   * memory stays registered, and descriptors already handed out keep working until it is deregistered.
+   */
+  public boolean unpublishMemory(String name) {
+    return this.<Boolean>askStatus(r -> new IoEngineProtocol.UnpublishMemory(name, r));
+  }
+
   /** Asks the engine whose control plane listens at {@code host:port} (a standalone engine) for its descriptor. */
   public EngineDesc discover(String host, int port) {
     if (host == null || port <= 0 || port > 65535)

@@ -31,7 +31,7 @@ public final class IoEngineProtocol {
   /** Every command an engine actor accepts. */
   public sealed interface Command permits CreateBackend, RemoveBackend, RegisterRemoteEngine, DeregisterRemoteEngine,
       MarkPeerLost, RegisterMemory, DeregisterMemory, Read, Write, BatchRead, BatchWrite, PopInboundTransferStatus, GetEngineDesc,
-      PublishMemory, LookupMemory, AllocateTransferUid, Internal {}
+      PublishMemory, UnpublishMemory, CheckMemory, LookupMemory, AllocateTransferUid, Internal {}
 
   /**
    * The engine's own messages (results of its asynchronous steps, messages between engines). Applications
@@ -90,6 +90,12 @@ public final class IoEngineProtocol {
 
   /** Makes this engine answer {@link LookupMemory} for {@code name} with {@code desc}. */
   public record PublishMemory(String name, MemoryDesc desc, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  /** Confirms that {@code desc} is memory registered with this engine (what {@link PublishMemory} needs), changing nothing. */
+  public record CheckMemory(MemoryDesc desc, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  /** Stops answering {@link LookupMemory} for {@code name}; replies whether the name was published. */
+  public record UnpublishMemory(String name, ActorRef<StatusReply<Boolean>> replyTo) implements Command {}
 
   /** Asks for a memory descriptor published under {@code name}; may come from another process. */
   public record LookupMemory(String name, ActorRef<MemoryLookup> replyTo) implements Command, ControlMessage {}

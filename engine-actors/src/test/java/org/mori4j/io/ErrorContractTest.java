@@ -422,6 +422,20 @@ class ErrorContractTest {
     assertControlFails(StatusCode.ERR_INVALID_ARGS, () -> p.initiator.publishMemory("x", null));
   }
 
+  @Test
+  void anUnpublishedNameIsNoLongerFoundButItsMemoryStaysRegistered() {
+    String name = "unpublish-" + System.nanoTime();
+    p.target.publishMemory(name, p.remote);
+    assertEquals(java.util.Optional.of(p.remote), p.initiator.lookupMemory(p.target.engineDesc(), name));
+    assertTrue(p.target.unpublishMemory(name));
+    assertEquals(java.util.Optional.empty(), p.initiator.lookupMemory(p.target.engineDesc(), name));
+    assertFalse(p.target.unpublishMemory(name), "a second unpublish finds nothing");
+    // the memory itself is still registered: a read (which leaves the remote side as it was) still works
+    assertEquals(StatusCode.SUCCESS, p.initiator.read(p.local, 0, p.remote, 0, 4096, p.initiator.allocateTransferUid()).await().code());
+    localBefore.asSlice(0, 4096).copyFrom(p.localBuf.asSlice(0, 4096));
+    assertControlFails(StatusCode.ERR_INVALID_ARGS, () -> p.target.unpublishMemory(""));
+  }
+
   // ---- after close ----
 
   @Test
@@ -460,6 +474,7 @@ class ErrorContractTest {
     assertControlFails(StatusCode.ERR_BAD_STATE, () -> e.registerRemoteEngine(p.target.engineDesc()));
     assertControlFails(StatusCode.ERR_BAD_STATE, () -> e.deregisterMemory(ld));
     assertControlFails(StatusCode.ERR_BAD_STATE, () -> e.createSession(ld, p.remote));
+    assertControlFails(StatusCode.ERR_BAD_STATE, () -> e.unpublishMemory("x"));
     assertTrue(e.popInboundTransferStatus(p.target.key(), 1).isEmpty());
     e.close(); // idempotent
     assertNothingMoved();

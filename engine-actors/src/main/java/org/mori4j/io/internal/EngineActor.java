@@ -131,6 +131,17 @@ public final class EngineActor extends AbstractBehavior<Command> {
           return this;
         })
         .onMessage(PublishMemory.class, this::publishMemory)
+        .onMessage(CheckMemory.class, m -> {
+          if (m.desc() == null) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "desc must be given", this);
+          if (!owns(m.desc())) return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "only memory registered with this engine can be published: " + m.desc(), this);
+          m.replyTo().tell(StatusReply.success(Done.getInstance()));
+          return this;
+        })
+        .onMessage(UnpublishMemory.class, m -> {
+          if (m.name() == null || m.name().isEmpty()) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "name must be given (name '" + m.name() + "')", this);
+          m.replyTo().tell(StatusReply.success(published.remove(m.name()) != null));
+          return this;
+        })
         .onMessage(LookupMemory.class, m -> {
           MemoryDesc d = published.get(m.name());
           m.replyTo().tell(new MemoryLookup(m.name(), d == null ? List.of() : List.of(d)));
@@ -505,12 +516,16 @@ public final class EngineActor extends AbstractBehavior<Command> {
   private Behavior<Command> publishMemory(PublishMemory m) {
     if (m.name() == null || m.name().isEmpty() || m.desc() == null)
       return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "name and desc must be given (name '" + m.name() + "')", this);
-    Routes.Local l = locals.get(m.desc().id());
-    if (!m.desc().engineKey().equals(id.key()) || l == null || l.desc().accessKey() != m.desc().accessKey())
-      return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "only memory registered with this engine can be published: " + m.desc(), this);
+    if (!owns(m.desc())) return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "only memory registered with this engine can be published: " + m.desc(), this);
     published.put(m.name(), m.desc());
     m.replyTo().tell(StatusReply.success(Done.getInstance()));
     return this;
+  }
+
+  /** Whether {@code d} is memory registered with this engine under its id and access key. */
+  private boolean owns(MemoryDesc d) {
+    Routes.Local l = locals.get(d.id());
+    return d.engineKey().equals(id.key()) && l != null && l.desc().accessKey() == d.accessKey();
   }
 
   private Behavior<Command> backendHandshake(EngineMessages.BackendHandshake m) {
