@@ -3,7 +3,9 @@ package org.mori4j.bench;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
@@ -12,6 +14,7 @@ import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.mori4j.cluster.ClusterEngine;
 import org.mori4j.cluster.ClusterSettings;
+import org.mori4j.cluster.MemberStop;
 import org.mori4j.io.BackendType;
 import org.mori4j.io.EngineDesc;
 import org.mori4j.io.IoEngine;
@@ -33,6 +36,7 @@ final class ClusterMember implements AutoCloseable {
   private final BenchMemory published;
   private final ActorRef<ClusterEngine.Command> announcer;
   private final long startedNanos;
+  private final CompletionStage<Done> stopped;
 
   private ClusterMember(ActorSystem<Void> system, IoEngine engine, BenchMemory published, ActorRef<ClusterEngine.Command> announcer,
                         long startedNanos) {
@@ -41,6 +45,7 @@ final class ClusterMember implements AutoCloseable {
     this.published = published;
     this.announcer = announcer;
     this.startedNanos = startedNanos;
+    this.stopped = MemberStop.whenStopped(system);
   }
 
   /**
@@ -126,9 +131,12 @@ final class ClusterMember implements AutoCloseable {
     return Optional.empty();
   }
 
-  /** True once the ActorSystem has terminated (this member was downed or removed, or {@link #close()} ran). */
+  /**
+   * True once the ActorSystem has terminated (this member was downed or removed, or {@link #close()} ran), or
+   * its shutdown has run every phase and termination hangs ({@link MemberStop}).
+   */
   boolean terminated() {
-    return system.getWhenTerminated().toCompletableFuture().isDone();
+    return stopped.toCompletableFuture().isDone();
   }
 
   /**

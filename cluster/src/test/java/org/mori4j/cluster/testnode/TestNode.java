@@ -52,7 +52,8 @@ import org.mori4j.io.TransferStatus;
  * {@code MEMBER <t> <event> <address>}, {@code REACH <t> <event> <address>}, {@code SELF-REMOVED <t>},
  * {@code FAIL <t> <peerKey> <op> <code> <message>} for every failed transfer of the write loop,
  * {@code STATS ...} lines answering {@code stats}, and on the way out {@code SHUTDOWN <t> <reason>},
- * {@code ENGINE-CLOSED <t> pending=<n> newWrite=<code> <message>}, {@code TERMINATED <t>} and {@code EXIT <t>}.
+ * {@code ENGINE-CLOSED <t> pending=<n> newWrite=<code> <message>}, {@code TERMINATED <t>} (or {@code TERMINATION-HUNG <t>}, see
+ * {@link org.mori4j.cluster.MemberStop}) and {@code EXIT <t>}.
  *
  * <p>Commands: {@code peer <memDescBase64>} (a region of another node to write to; replaces an earlier one
  * with the same engine key), {@code write-loop} (one thread per peer: write a fresh pattern into its slot,
@@ -124,9 +125,9 @@ public final class TestNode {
     emit("READY " + sys.address() + " " + key + " " + Base64.getEncoder().encodeToString(own.toBytes()) + " " + now());
     node.watchRegistrations(sys, member);
 
-    sys.getWhenTerminated().thenRun(() -> {
+    org.mori4j.cluster.MemberStop.whenStopped(sys).thenRun(() -> {
       node.stopLoops();
-      emit("TERMINATED " + now());
+      emit((sys.getWhenTerminated().toCompletableFuture().isDone() ? "TERMINATED " : "TERMINATION-HUNG ") + now());
       arena.close(); // the engine is closed: nothing refers to the region any more
       emit("EXIT " + now());
       Runtime.getRuntime().halt(0);
