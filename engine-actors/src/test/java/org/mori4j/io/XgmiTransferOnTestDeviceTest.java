@@ -60,11 +60,9 @@ class XgmiTransferOnTestDeviceTest extends XgmiTransferTests {
     BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
     PrintWriter cmd = new PrintWriter(new OutputStreamWriter(child.getOutputStream(), StandardCharsets.UTF_8), true);
     try (Arena arena = Arena.ofShared(); DeviceBuffer a = gpu.allocDevice(0, cap)) {
-      String[] ready = answer(out, "start").split(" ");
+      String ready = answer(out, "start");
       try (IoEngine x = engine("xgmi-fallback-" + ProcessHandle.current().pid())) {
-        EngineDesc remoteEngine = x.discover(ready[1], Integer.parseInt(ready[2]));
-        x.registerRemoteEngine(remoteEngine);
-        MemoryDesc remote = x.lookupMemory(remoteEngine, "gpu").orElseThrow();
+        MemoryDesc remote = childMemory(x, ready);
         MemoryDesc local = x.registerMemory(a.address(), cap, 0, MemoryLocationType.GPU);
         assertEquals(BackendType.XGMI, x.createSession(local, remote).orElseThrow().backendType());
         MemorySegment pattern = arena.allocate(cap, 4096);

@@ -297,14 +297,11 @@ abstract class XgmiTransferTests {
     try (Arena arena = Arena.ofShared(); DeviceBuffer a = gpu.allocDevice(0, cap)) {
       String ready = answer(out, "start");
       assertTrue(ready.startsWith("READY "), ready);
-      String[] hp = ready.split(" ");
       MemorySegment pattern = arena.allocate(cap, 4096);
       GpuPattern.fill(pattern, 41);
       MemorySegment zeros = arena.allocate(cap, 4096);
       try (IoEngine x = engine("xgmi-initiator-" + ProcessHandle.current().pid())) {
-        EngineDesc remoteEngine = x.discover(hp[1], Integer.parseInt(hp[2]));
-        x.registerRemoteEngine(remoteEngine);
-        MemoryDesc remote = x.lookupMemory(remoteEngine, "gpu").orElseThrow();
+        MemoryDesc remote = childMemory(x, ready);
         MemoryDesc local = x.registerMemory(a.address(), cap, 0, MemoryLocationType.GPU);
         assertEquals(BackendType.XGMI, x.createSession(local, remote).orElseThrow().backendType());
 
@@ -381,6 +378,14 @@ abstract class XgmiTransferTests {
         childKey, Long.toString(cap), Integer.toString(remoteDevice())));
     command.addAll(childRuntimeArgs());
     return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+  }
+
+  /** Registers the child that answered {@code ready} ("READY host port") with {@code x}; its GPU memory, published as "gpu". */
+  static MemoryDesc childMemory(IoEngine x, String ready) {
+    String[] hp = ready.split(" ");
+    EngineDesc remoteEngine = x.discover(hp[1], Integer.parseInt(hp[2]));
+    x.registerRemoteEngine(remoteEngine);
+    return x.lookupMemory(remoteEngine, "gpu").orElseThrow();
   }
 
   private static Batch fourKiB(int n, long stride) {
