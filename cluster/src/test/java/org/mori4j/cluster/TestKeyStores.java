@@ -38,15 +38,20 @@ final class TestKeyStores {
     return trustStore;
   }
 
-  /** A member's key store: its own key pair, its certificate signed by the CA, and the CA's certificate. */
+  /** A member's key store: its own key pair, its certificate signed by the CA for 127.0.0.1 and localhost, and the CA's certificate. */
   Path member(String name) throws IOException {
+    return member(name, "IP:127.0.0.1,DNS:localhost");
+  }
+
+  /** {@link #member(String)} with the certificate issued for {@code subjectAltNames} (keytool's SAN syntax). */
+  Path member(String name, String subjectAltNames) throws IOException {
     Path ks = dir.resolve(name + ".p12");
     Path csr = dir.resolve(name + ".csr");
     Path cer = dir.resolve(name + ".cer");
     keytool("-genkeypair", "-alias", name, "-dname", "CN=" + name, "-keystore", ks);
     keytool("-certreq", "-alias", name, "-keystore", ks, "-file", csr);
     keytool("-gencert", "-rfc", "-alias", "ca", "-keystore", caStore, "-infile", csr, "-outfile", cer,
-        "-ext", "SAN=IP:127.0.0.1,DNS:localhost");
+        "-ext", "SAN=" + subjectAltNames);
     keytool("-importcert", "-noprompt", "-alias", "ca", "-file", caCert, "-keystore", ks);
     keytool("-importcert", "-alias", name, "-file", cer, "-keystore", ks);
     return ks;

@@ -33,8 +33,8 @@ import org.mori4j.io.TransferStatus;
 /**
  * Artery TLS configured through {@link ClusterSettings} alone, with key material made by keytool for this run:
  * members whose certificates the test CA signed form a cluster on 127.0.0.1 and their engines register each
- * other and move bytes; a member with a certificate the CA never signed, and a member speaking plain TCP, do
- * not get in. The refusals are checked against a running TLS seed that admitted a trusted member in the
+ * other and move bytes; a member with a certificate the CA never signed, one whose certificate names another
+ * host (hostname verification is on), and a member speaking plain TCP, do not get in. The refusals are checked against a running TLS seed that admitted a trusted member in the
  * same way, so a seed that admits nobody cannot pass them.
  */
 class TlsClusterTest {
@@ -49,6 +49,7 @@ class TlsClusterTest {
   private static Path seedStore;
   private static Path memberStore;
   private static Path strangerStore;
+  private static Path elsewhereStore;
   private final List<ActorSystem<Void>> systems = new ArrayList<>();
   private final List<IoEngine> engines = new ArrayList<>();
 
@@ -58,6 +59,7 @@ class TlsClusterTest {
     seedStore = stores.member("seed");
     memberStore = stores.member("member");
     strangerStore = stores.stranger("stranger");
+    elsewhereStore = stores.member("elsewhere", "DNS:elsewhere.invalid");
   }
 
   @AfterEach
@@ -125,6 +127,15 @@ class TlsClusterTest {
     // certificate the CA signed to present), in both directions of Artery's connections
     ActorSystem<Void> stranger = start(tls(strangerStore, stores.trustStore()).seed(hostPort(seed)).build());
     assertStaysOut(seed, stranger);
+  }
+
+  @Test
+  void withHostnameVerificationANodeWhoseCertificateNamesAnotherHostCannotJoin() throws Exception {
+    ActorSystem<Void> seed = trustedPair();
+    // signed by the cluster's CA, but for elsewhere.invalid, while the node listens on 127.0.0.1: the seed's
+    // connection to it fails verification, so Artery's handshake never completes and the join is never answered
+    ActorSystem<Void> elsewhere = start(tls(elsewhereStore, stores.trustStore()).seed(hostPort(seed)).build());
+    assertStaysOut(seed, elsewhere);
   }
 
   @Test
