@@ -7,16 +7,20 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.pekko.Done;
+import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
+import org.apache.pekko.cluster.Cluster;
 import org.apache.pekko.pattern.StatusReply;
+import org.apache.pekko.remote.FailureDetectorRegistry;
 import org.mori4j.io.EngineDesc;
 import org.mori4j.io.IoEngine;
 import org.mori4j.io.IoEngineException;
@@ -28,7 +32,8 @@ import org.mori4j.io.StatusCode;
  * announces the engine under {@link #SERVICE_KEY} with the Receptionist, asks every other announced engine
  * for its {@link EngineDesc} and registers it with its own engine, and declares an engine lost
  * ({@link IoEngineProtocol.MarkPeerLost}) as soon as the Receptionist stops listing it as reachable (its
- * member left, was removed, or the failure detector marked it unreachable): from then on every transfer to
+ * member left, was removed, or the failure detector marked it unreachable; an engine that only other members
+ * cannot reach, while this member's own failure detector still hears it, is kept): from then on every transfer to
  * it, in flight or new, ends in {@code ERR_PEER_LOST} with a message naming the member and why, until it is
  * registered again (it becomes reachable again, or a restarted node with the same engine key joins). Start it
  * with {@link #start(IoEngine)} after the engine's backends exist, since an engine connects only the backends
@@ -86,12 +91,20 @@ public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command>
 
   private record MarkedLost(String key, String failure) implements Command {}
 
+  /** Looks again at the peers held because only other members found them unreachable. */
+  private enum Recheck implements Command { INSTANCE }
+
   /** Where a listed peer stands: its descriptor once known, and whether the local engine has registered it. */
   private static final class Peer {
     EngineDesc desc;
     boolean registered;
     boolean busy;
+    /** Out of the reachable listing, but this member still hears it (see {@link #onListing}). */
+    boolean held;
   }
+
+  /** How often held peers are looked at again. */
+  private static final Duration RECHECK = Duration.ofMillis(250);
 
   private final ActorRef<IoEngineProtocol.Command> engine;
   private final EngineDesc self;
@@ -99,6 +112,10 @@ public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command>
   private final Duration askTimeout;
   private final Duration retryDelay;
   private final Map<ActorRef<Command>, Peer> peers = new HashMap<>();
+  /** The last listing: reachable instances, and all of them. */
+  private Set<ActorRef<Command>> listed = Set.of(), listedAll = Set.of();
+  /** This member's own failure detector (the listing's reachability is the union of every member's). */
+  private final FailureDetectorRegistry<Address> ownDetector;
 
   private ClusterEngine(ActorContext<Command> ctx, TimerScheduler<Command> timers, ActorRef<IoEngineProtocol.Command> engine,
                         EngineDesc self) {
@@ -109,6 +126,7 @@ public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command>
     var conf = ctx.getSystem().settings().config().getConfig("mori4j.cluster");
     this.askTimeout = conf.getDuration("ask-timeout");
     this.retryDelay = conf.getDuration("retry-delay");
+    this.ownDetector = Cluster.get(Adapter.toClassic(ctx.getSystem())).failureDetector();
     ctx.getSystem().receptionist().tell(Receptionist.register(SERVICE_KEY, ctx.getSelf()));
     ActorRef<Receptionist.Listing> adapter = ctx.messageAdapter(Receptionist.Listing.class, ListingChanged::new);
     ctx.getSystem().receptionist().tell(Receptionist.subscribe(SERVICE_KEY, adapter));
@@ -175,6 +193,10 @@ public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command>
           return this;
         })
         .onMessage(ListingChanged.class, this::onListing)
+        .onMessage(Recheck.class, m -> {
+          dropUnlisted();
+          return this;
+        })
         .onMessage(Described.class, this::onDescribed)
         .onMessage(Registered.class, this::onRegistered)
         .onMessage(Retry.class, m -> {
@@ -196,27 +218,56 @@ public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command>
   }
 
   private Behavior<Command> onListing(ListingChanged m) {
-    // only reachable instances: an unreachable member's engine is declared lost at once, so transfers to it
-    // fail with ERR_PEER_LOST instead of waiting for the TCP peer timeout; it is registered again if it comes back
-    Set<ActorRef<Command>> listed = m.listing().getServiceInstances(SERVICE_KEY);
-    Set<ActorRef<Command>> all = m.listing().getAllServiceInstances(SERVICE_KEY);
+    listed = m.listing().getServiceInstances(SERVICE_KEY);
+    listedAll = m.listing().getAllServiceInstances(SERVICE_KEY);
     for (ActorRef<Command> ref : listed) {
-      if (ref.equals(getContext().getSelf()) || peers.containsKey(ref)) continue;
+      if (ref.equals(getContext().getSelf())) continue;
+      Peer known = peers.get(ref);
+      if (known != null) {
+        known.held = false; // reachable again for everyone: it never stopped being registered here
+        continue;
+      }
       Peer p = new Peer();
       peers.put(ref, p);
       advance(ref, p);
     }
+    dropUnlisted();
+    return this;
+  }
+
+  /**
+   * Declares lost the peers that left the reachable listing (so transfers to them fail with ERR_PEER_LOST at
+   * once instead of after the TCP peer timeout; they are registered again if they come back), except one that
+   * is still a member and that this member's own failure detector still hears: the listing counts a member
+   * unreachable as soon as any member cannot reach it, and a member that returns from a partition brings its
+   * stale view of everyone else. Such a peer is held, still registered, and looked at again every
+   * {@link #RECHECK} until it is listed again, leaves, or this member stops hearing it too.
+   */
+  private void dropUnlisted() {
+    boolean anyHeld = false;
     for (var it = peers.entrySet().iterator(); it.hasNext(); ) {
       var e = it.next();
       if (listed.contains(e.getKey())) continue;
+      Peer p = e.getValue();
+      var address = e.getKey().path().address();
+      if (p.registered && listedAll.contains(e.getKey()) && ownDetector.isMonitoring(address) && ownDetector.isAvailable(address)) {
+        if (!p.held) getContext().getLog().info("engine '{}' keeps engine '{}': another member finds {} unreachable, this one still hears it",
+            self.key(), p.desc.key(), address);
+        p.held = true;
+        anyHeld = true;
+        continue;
+      }
       it.remove();
       timers.cancel(e.getKey());
-      Peer p = e.getValue();
       // a registration still in flight is declared lost again when its answer finds the peer gone (onRegistered);
       // a peer whose descriptor never came has no key the engine could know
-      if (p.desc != null) markLost(p.desc, whyGone(e.getKey(), all));
+      if (p.desc != null) markLost(p.desc, whyGone(e.getKey(), listedAll));
     }
-    return this;
+    if (anyHeld) {
+      if (!timers.isTimerActive(Recheck.INSTANCE)) timers.startTimerWithFixedDelay(Recheck.INSTANCE, Recheck.INSTANCE, RECHECK);
+    } else {
+      timers.cancel(Recheck.INSTANCE);
+    }
   }
 
   /** Why a peer left the reachable listing, in words that name its member. */
