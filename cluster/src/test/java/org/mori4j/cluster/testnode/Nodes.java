@@ -3,7 +3,9 @@ package org.mori4j.cluster.testnode;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -58,6 +60,62 @@ public final class Nodes {
       out.put(w[1], kv);
     }
     return out;
+  }
+
+  /**
+   * Starts a node in each of the first {@code keys.length} namespaces of {@code net} (node 0 first, the seed of
+   * the others), named {@code name + i}, with {@code env} added to their environment; waits until each is
+   * READY and has registered all the others, then starts every node's write loop. {@code procs} receives each
+   * process as it starts, for the caller to close.
+   */
+  public static List<Ready> startWritingMesh(TestNetwork net, String name, String[] keys, Map<String, String> env, int port, Duration start,
+                                             List<NodeProcess> procs) throws Exception {
+    List<Ready> all = new ArrayList<>();
+    NodeProcess seed = NodeProcess.start(name + 0, net.exec(0), env, net.host(0), port, keys[0], 0, List.of());
+    procs.add(seed);
+    all.add(awaitReady(seed, start));
+    List<NodeProcess> others = new ArrayList<>();
+    for (int i = 1; i < keys.length; i++) {
+      NodeProcess n = NodeProcess.start(name + i, net.exec(i), env, net.host(i), port, keys[i], i, List.of(all.get(0).hostPort()));
+      procs.add(n);
+      others.add(n);
+    }
+    for (NodeProcess n : others) all.add(awaitReady(n, start));
+    exchangePeers(all);
+    for (Ready r : all) awaitRegistered(r.node(), 0, othersOf(r, all), Duration.ofSeconds(60));
+    for (Ready r : all) r.node().send("write-loop");
+    return List.copyOf(all);
+  }
+
+  /** The engine keys of every node in {@code all} but {@code r}. */
+  public static Set<String> othersOf(Ready r, List<Ready> all) {
+    Set<String> out = new HashSet<>();
+    for (Ready o : all) if (!o.key().equals(r.key())) out.add(o.key());
+    return out;
+  }
+
+  /**
+   * Takes every node's STATS, waits {@code window}, takes them again, and asserts that in between every node
+   * moved bytes to every other one without a failure ({@code when} goes into the messages); returns the
+   * second STATS, in the order of {@code nodes}.
+   */
+  public static List<Map<String, Map<String, String>>> assertEveryPairClean(List<Ready> nodes, Duration window, String when)
+      throws InterruptedException {
+    List<Map<String, Map<String, String>>> w0 = new ArrayList<>(), w1 = new ArrayList<>();
+    for (Ready r : nodes) w0.add(stats(r.node()));
+    Thread.sleep(window.toMillis());
+    for (Ready r : nodes) w1.add(stats(r.node()));
+    for (int i = 0; i < nodes.size(); i++) {
+      Ready me = nodes.get(i);
+      for (Ready o : nodes) {
+        if (o == me) continue;
+        long ok = num(w1.get(i), o.key(), "ok") - num(w0.get(i), o.key(), "ok");
+        long failed = num(w1.get(i), o.key(), "fail") - num(w0.get(i), o.key(), "fail");
+        assertEquals(0, failed, me.key() + " -> " + o.key() + " failed " + when + ":\n" + me.node().tail(40));
+        assertTrue(ok > 0, me.key() + " -> " + o.key() + ": nothing moved " + when);
+      }
+    }
+    return w1;
   }
 
   public static long num(Map<String, Map<String, String>> stats, String peer, String name) {
