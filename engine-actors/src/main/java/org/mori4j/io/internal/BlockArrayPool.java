@@ -46,10 +46,15 @@ final class BlockArrayPool {
     }
   }
 
+  /** Arrays of exactly {@code n} entries that belong to no pool ({@link #give} ignores them). */
+  static Arrays unpooled(int n) {
+    return new Arrays(n, -1);
+  }
+
   /** Arrays of at least {@code n} entries (their contents are whatever the last batch left). */
   Arrays take(int n) {
     int shift = Math.max(MIN_SHIFT, 32 - Integer.numberOfLeadingZeros(Math.max(1, n - 1)));
-    if (shift > MAX_SHIFT) return new Arrays(n, -1);
+    if (shift > MAX_SHIFT) return unpooled(n);
     int b = shift - MIN_SHIFT;
     Arrays a = idle[b].poll();
     if (a != null) {

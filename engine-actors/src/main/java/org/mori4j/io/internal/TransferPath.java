@@ -31,11 +31,6 @@ public final class TransferPath {
     return routes;
   }
 
-  /** The block arrays this path reuses for batches (tests look at it). */
-  BlockArrayPool blockArrays() {
-    return blockArrays;
-  }
-
   public long spinNanos() {
     return spinNanos;
   }
@@ -104,11 +99,12 @@ public final class TransferPath {
       st.initSingle(kind, l.region(), lo[0], p.handles().get(b.type()), remote.id(), remote.accessKey(), remote.address(), ro[0], total, uid);
     } else {
       // copies in any case: the caller may reuse its arrays as soon as this returns
-      BlockArrayPool.Arrays a = b.backend().readsBlocksOnlyUntilDone() ? blockArrays.take(m) : null;
-      long[] mlo = a != null ? a.localOffsets : new long[m], mro = a != null ? a.remoteOffsets : new long[m], ms = a != null ? a.sizes : new long[m];
-      join(lo, ro, sizes, mlo, mro, ms);
-      st.initBatch(kind, l.region(), mlo, p.handles().get(b.type()), remote.id(), remote.accessKey(), remote.address(), mro, ms, m, uid);
-      if (a != null) st.returnArraysTo(blockArrays, a);
+      boolean pooled = b.backend().readsBlocksOnlyUntilDone();
+      BlockArrayPool.Arrays a = pooled ? blockArrays.take(m) : BlockArrayPool.unpooled(m);
+      join(lo, ro, sizes, a.localOffsets, a.remoteOffsets, a.sizes);
+      st.initBatch(kind, l.region(), a.localOffsets, p.handles().get(b.type()), remote.id(), remote.accessKey(), remote.address(),
+          a.remoteOffsets, a.sizes, m, uid);
+      if (pooled) st.returnArraysTo(blockArrays, a);
     }
     st.remoteData(remote.backendData().get(b.type()));
     b.backend().submit(st);

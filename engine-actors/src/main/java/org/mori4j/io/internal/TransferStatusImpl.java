@@ -79,25 +79,26 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
     this.lane = null;
     this.laneSeq = 0;
     remoteData(null);
-    BlockArrayPool.Arrays arrays = pooledArrays;
-    if (arrays != null && !keepPooledArrays) {
+    if (pooledArrays != null && !keepPooledArrays) {
       localOffsets = java.util.Arrays.copyOf(localOffsets, blockCount);
       remoteOffsets = java.util.Arrays.copyOf(remoteOffsets, blockCount);
       sizes = java.util.Arrays.copyOf(sizes, blockCount);
-      pooledArrays = null;
-      arrayPool.give(arrays);
+      releaseArrays();
     }
+  }
+
+  /** Gives pooled block arrays back, once no one reads them any more (no-op without any). */
+  private void releaseArrays() {
+    BlockArrayPool.Arrays arrays = pooledArrays;
+    if (arrays == null) return;
+    pooledArrays = null;
+    arrayPool.give(arrays);
   }
 
   /** Completes the status once; returns this. */
   public TransferStatusImpl finish(StatusCode c, String msg) {
     if (!CLAIMED.compareAndSet(this, 0, 1)) return this;
-    BlockArrayPool.Arrays arrays = pooledArrays;
-    if (arrays != null) {
-      // the backend completes a batch only once it has read its blocks for the last time
-      pooledArrays = null;
-      arrayPool.give(arrays);
-    }
+    releaseArrays(); // the backend completes a batch only once it has read its blocks for the last time
     message = msg == null ? "" : msg;
     code = c; // volatile write publishes the message
     Thread w = (Thread) WAITER.getAndSet(this, (Thread) null);
