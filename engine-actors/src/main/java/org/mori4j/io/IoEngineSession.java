@@ -93,7 +93,7 @@ public final class IoEngineSession implements SessionActor.Handle {
     TransferStatusImpl st = new TransferStatusImpl(spinNanos);
     st.initSingle(kind, local.region(), localOffset, peer, remote.id(), remote.accessKey(), remote.address(),
         remoteOffset, size, uid);
-    st.remoteData(remoteData);
+    st.remoteData(remoteData, remote.backendData());
     backend.backend().submit(st);
     return st;
   }

@@ -60,7 +60,7 @@ public final class TransferPath {
     TransferStatusImpl st = new TransferStatusImpl(spinNanos);
     st.initSingle(kind, l.region(), localOffset, p.handles().get(b.type()), remote.id(), remote.accessKey(),
         remote.address(), remoteOffset, size, uid);
-    st.remoteData(remote.backendData().get(b.type()));
+    st.remoteData(remote.backendData().get(b.type()), remote.backendData());
     b.backend().submit(st);
     return st;
   }
@@ -106,7 +106,7 @@ public final class TransferPath {
           a.remoteOffsets, a.sizes, m, uid);
       if (pooled) st.returnArraysTo(blockArrays, a);
     }
-    st.remoteData(remote.backendData().get(b.type()));
+    st.remoteData(remote.backendData().get(b.type()), remote.backendData());
     b.backend().submit(st);
     return st;
   }
@@ -131,9 +131,9 @@ public final class TransferPath {
     for (Routes.Backend b : r.backends()) {
       if (b.type() == from) continue;
       Object handle = peer.handles().get(b.type());
-      // remoteData null: the op carries only the first backend's part of the descriptor (TCP needs none)
-      if (handle == null || !b.backend().canServe(op.local(), handle, true, null)) continue;
-      st.moveTo(handle, b.backend().readsBlocksOnlyUntilDone());
+      // remote GPU memory: only XGMI hands ops back, and it carries nothing else
+      if (handle == null || !b.backend().canServe(op.local(), handle, true, st.descriptorData(b.type()))) continue;
+      st.moveTo(b.type(), handle, b.backend().readsBlocksOnlyUntilDone());
       b.backend().submit(st);
       return true;
     }

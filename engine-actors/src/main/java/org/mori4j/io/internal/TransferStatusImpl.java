@@ -3,10 +3,12 @@ package org.mori4j.io.internal;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
+import org.mori4j.io.BackendType;
 import org.mori4j.io.StatusCode;
 import org.mori4j.io.TransferStatus;
 import org.mori4j.transport.TransferOp;
@@ -44,6 +46,8 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
   /** Where this batch's arrays go back when it completes (null unless its backend allows it). */
   private BlockArrayPool arrayPool;
   private BlockArrayPool.Arrays pooledArrays;
+  /** Every backend's part of the remote descriptor, so that a rerouted op finds the next backend's part. */
+  private Map<BackendType, byte[]> descriptorData = Map.of();
 
   public TransferStatusImpl(long spinNanos) {
     this.spinNanos = spinNanos;
@@ -70,15 +74,29 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
   }
 
   /**
-   * Readies this op for another backend (peer handle {@code peer}), after the one it went to handed it back
-   * unfinished: no lane, no remote data, and its own copy of pooled block arrays unless the new backend also
-   * reads them only until it completes the op.
+   * Sets {@link #remoteData()} to {@code chosen}, the chosen backend's part of the remote descriptor's
+   * {@code all}, and keeps the rest for {@link #moveTo}.
    */
-  void moveTo(Object peer, boolean keepPooledArrays) {
+  public void remoteData(byte[] chosen, Map<BackendType, byte[]> all) {
+    descriptorData = all;
+    remoteData(chosen);
+  }
+
+  /** The remote descriptor's part for {@code type}, or null. */
+  byte[] descriptorData(BackendType type) {
+    return descriptorData.get(type);
+  }
+
+  /**
+   * Readies this op for backend {@code type} (peer handle {@code peer}), after the one it went to handed it
+   * back unfinished: no lane, that backend's part of the remote descriptor, and its own copy of pooled block
+   * arrays unless the new backend also reads them only until it completes the op.
+   */
+  void moveTo(BackendType type, Object peer, boolean keepPooledArrays) {
     this.peer = peer;
     this.lane = null;
     this.laneSeq = 0;
-    remoteData(null);
+    remoteData(descriptorData.get(type));
     if (pooledArrays != null && !keepPooledArrays) {
       localOffsets = java.util.Arrays.copyOf(localOffsets, blockCount);
       remoteOffsets = java.util.Arrays.copyOf(remoteOffsets, blockCount);
