@@ -49,6 +49,8 @@ public final class Mori4jCommand implements Runnable {
   }
 
   public static void main(String[] args) {
+    // logging set up before any thread logs: otherwise SLF4J replays those early calls with a warning of its own
+    org.slf4j.LoggerFactory.getILoggerFactory();
     System.exit(commandLine().execute(args));
   }
 }

@@ -47,7 +47,7 @@ public final class TargetProcess implements AutoCloseable {
   /** The command line of the child: {@code mori4j <subcommand> args}. */
   static List<String> command(String subcommand, List<String> args) {
     String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
-    List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
+    List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
         "-cp", System.getProperty("java.class.path"), SERVE_CLASS, subcommand));
     cmd.addAll(args);
     return cmd;

@@ -239,7 +239,7 @@ public final class ClusterKvCache {
 
   static Child spawn(int index, String seed) throws Exception {
     String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
-    List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m"));
+    List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Xmx256m"));
     String logConfig = System.getProperty("logback.configurationFile");
     if (logConfig != null) cmd.add("-Dlogback.configurationFile=" + logConfig); // the same logging as this node
     cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ClusterKvCache.class.getName(), "--node", Integer.toString(index), seed));

@@ -40,7 +40,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 3, time = 3)
 @Measurement(iterations = 5, time = 3)
-@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"})
 public class TcpWriteBenchmark {
   static final long SIZE = 4096;
   static final long BUFFER = 1 << 20;
