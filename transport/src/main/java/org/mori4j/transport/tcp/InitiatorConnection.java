@@ -15,8 +15,10 @@ import org.mori4j.transport.TransportError;
 /**
  * The initiator's end of a data connection. Ops form one FIFO: {@code head} is the oldest op waiting for
  * its response, {@code sending} the first op not yet fully written. A request is written with one
- * gathering write (frame and payload views together); responses arrive in request order and are matched
- * to {@code head} by sequence number. A READ's data is scattered straight into the local region.
+ * gathering write (frame and payload views together); requests that are only a frame (READs, and WRITEs
+ * whose payload rides inline) queued behind each other share one frame buffer and one write, up to
+ * {@link #PACK_LIMIT} bytes. Responses arrive in request order and are matched to {@code head} by sequence
+ * number. A READ's data is scattered straight into the local region.
  */
 final class InitiatorConnection extends TcpConnection {
   private final TcpPeer peer;
@@ -27,8 +29,15 @@ final class InitiatorConnection extends TcpConnection {
   private long nextSeq = 1;
 
   // write side
-  private ByteBuffer frame = direct(REQ_HEADER + ENTRY * 64 + INLINE_MAX);
+  /** Most bytes of requests packed into one frame (a burst of 4 KiB writes: 15 per system call). */
+  static final int PACK_LIMIT = 64 * 1024;
+
+  private ByteBuffer frame = direct(PACK_LIMIT);
   private MemorySegment frameSegment = MemorySegment.ofBuffer(frame);
+  /** The last op whose request is in {@code frame} ({@code sending} when nothing was packed behind it). */
+  private TransferOp lastInFrame;
+  /** Where the request of the i-th op in {@code frame} ends: a response may come for it once that much is out. */
+  private final int[] packEnd = new int[PACK_LIMIT / (REQ_HEADER + 2 * ENTRY)];
   private final BlockCursor out = new BlockCursor(new RegionViews());
   private boolean frameReady;
 
@@ -59,8 +68,13 @@ final class InitiatorConnection extends TcpConnection {
     tail = op;
     if (sending == null) {
       sending = op;
-      flush();
+      loop.flushLater(this);
     }
+  }
+
+  @Override
+  void flushQueued() {
+    if (sending != null && !frameReady) flush();
   }
 
   @Override
@@ -72,7 +86,12 @@ final class InitiatorConnection extends TcpConnection {
     try {
       while (sending != null) {
         TransferOp op = sending;
-        if (!frameReady) prepare(op);
+        if (!frameReady) {
+          prepare(op);
+          lastInFrame = op;
+          packEnd[0] = frame.limit();
+          if (frameOnly(op)) pack();
+        }
         if (op.kind() == TransferOp.WRITE && op.local().gpu()) {
           if (!sendGpu()) return;
           frameReady = false;
@@ -91,7 +110,8 @@ final class InitiatorConnection extends TcpConnection {
           return;
         }
         frameReady = false;
-        sending = op.nextInFlight;
+        // read now, not when packing: an op queued since then follows the last packed one
+        sending = lastInFrame.nextInFlight;
       }
       interest(SelectionKey.OP_READ);
     } catch (IOException | RuntimeException e) {
@@ -136,17 +156,65 @@ final class InitiatorConnection extends TcpConnection {
     if (readBlocked && !dead) onReadable();
   }
 
+  /** Whether {@code op}'s request is all frame: a READ, or a WRITE of host memory small enough to ride inline. */
+  private static boolean frameOnly(TransferOp op) {
+    return op.kind() == TransferOp.READ || isInline(op);
+  }
+
+  // GPU memory is not addressable from here: its payload always goes through the staging buffers
+  private static boolean isInline(TransferOp op) {
+    return op.kind() == TransferOp.WRITE && op.totalBytes() <= INLINE_MAX && !op.local().gpu();
+  }
+
+  private static int frameBytes(TransferOp op) {
+    return REQ_HEADER + ENTRY * (op.blockCount() + 1) + (isInline(op) ? (int) op.totalBytes() : 0);
+  }
+
+  /** Appends the requests of the frame-only ops queued behind {@code lastInFrame} while they fit. */
+  private void pack() {
+    int count = 1;
+    for (TransferOp next = lastInFrame.nextInFlight; next != null && frameOnly(next); next = next.nextInFlight) {
+      int end = frame.limit();
+      if (count == packEnd.length || next.blockCount() > maxEntries || end + frameBytes(next) > Math.min(PACK_LIMIT, frame.capacity()))
+        return;
+      // nothing of the frame is written yet: append after what is there, then make it all readable again
+      frame.limit(frame.capacity()).position(end);
+      appendFrame(next);
+      frame.flip();
+      packEnd[count++] = frame.limit();
+      lastInFrame = next;
+    }
+  }
+
+  /** Whether {@code op}'s request has left in full: a response to anything else breaks the protocol. */
+  private boolean fullyWritten(TransferOp op) {
+    if (sending == null || op.laneSeq < sending.laneSeq) return true;
+    if (!frameReady || !frameOnly(sending) || op.laneSeq > lastInFrame.laneSeq) return false;
+    return frame.position() >= packEnd[(int) (op.laneSeq - sending.laneSeq)];
+  }
+
   private void prepare(TransferOp op) {
     int blocks = op.blockCount();
     if (blocks > maxEntries) throw new IllegalStateException("batch of " + blocks + " blocks exceeds " + maxEntries);
-    boolean gpu = op.local().gpu();
-    // GPU memory is not addressable from here: its payload always goes through the staging buffers
-    boolean inline = op.kind() == TransferOp.WRITE && op.totalBytes() <= INLINE_MAX && !gpu;
-    int need = REQ_HEADER + ENTRY * (blocks + 1) + (inline ? (int) op.totalBytes() : 0);
+    int need = frameBytes(op);
     if (frame.capacity() < need) {
       frame = direct(Math.max(need, frame.capacity() * 2));
       frameSegment = MemorySegment.ofBuffer(frame);
     }
+    frame.clear();
+    appendFrame(op);
+    frame.flip();
+    frameReady = true;
+    if (op.kind() == TransferOp.WRITE && !isInline(op)) {
+      if (op.local().gpu()) startStager(outStager(), true, op);
+      else setCursor(out, op);
+    }
+  }
+
+  /** Writes {@code op}'s request (header, entries, inline payload) at the frame's position. */
+  private void appendFrame(TransferOp op) {
+    int blocks = op.blockCount();
+    boolean inline = isInline(op);
     int type = op.kind() == TransferOp.WRITE ? T_WRITE : T_READ;
     int flags = op.notifyTarget() ? F_NOTIFY : 0;
     int parts = 1;
@@ -155,7 +223,7 @@ final class InitiatorConnection extends TcpConnection {
       flags |= F_PART;
       parts = stripe.parts();
     }
-    putRequest(frame, type, flags, stripe != null ? 2 : blocks, parts, op.laneSeq, op.uid(), op.remoteId(),
+    appendRequest(frame, type, flags, stripe != null ? 2 : blocks, parts, op.laneSeq, op.uid(), op.remoteId(),
         op.remoteAccessKey(), op.remoteAddress(), op.totalBytes());
     for (int i = 0; i < blocks; i++) frame.putLong(op.remoteOffset(i)).putLong(op.blockSize(i));
     if (stripe != null) frame.putLong(stripe.wholeRemoteOffset()).putLong(stripe.wholeSize());
@@ -169,12 +237,6 @@ final class InitiatorConnection extends TcpConnection {
         pos += (int) size;
       }
       frame.position(pos);
-    }
-    frame.flip();
-    frameReady = true;
-    if (op.kind() == TransferOp.WRITE && !inline) {
-      if (gpu) startStager(outStager(), true, op);
-      else setCursor(out, op);
     }
   }
 
@@ -239,7 +301,7 @@ final class InitiatorConnection extends TcpConnection {
     resp.clear();
     TransferOp op = head;
     if (magic != RESP_MAGIC || version != VERSION) throw new IOException("bad response frame (magic/version)");
-    if (op == null || op == sending || op.laneSeq != seq)
+    if (op == null || op.laneSeq != seq || !fullyWritten(op))
       throw new IOException("response for seq " + seq + " does not match the oldest request in flight");
     if (respStatus != 0) {
       if (payload < 0 || payload > MAX_SMALL_PAYLOAD) throw new IOException("error message of " + payload + " bytes");

@@ -18,11 +18,17 @@ import org.mori4j.transport.TransportError;
  * the token its handshake obtained. After that, each request is checked against this engine's
  * registrations before a byte moves: unknown or deregistered id, wrong access key, shifted base address,
  * a block outside the region. A refused WRITE's payload is read into a scratch buffer and dropped, so the
- * region stays untouched and the stream stays framed. Requests are handled one at a time; while a
- * response is being written the connection stops reading, which is the backpressure.
+ * region stays untouched and the stream stays framed. Requests are handled one at a time. Responses without
+ * data (a WRITE's, any refusal) collect in {@code acks} and go out together once no further request is
+ * already read, so a burst of small writes is answered in a few system calls; a READ's data response
+ * goes out after them, in order. While a response is being written, or while {@code acks} is full and
+ * the socket will not take it, the connection stops reading, which is the backpressure.
  */
 final class TargetConnection extends TcpConnection {
-  private static final int S_HEADER = 0, S_ENTRIES = 1, S_PAYLOAD = 2, S_DISCARD = 3, S_RESPOND = 4, S_HELLO = 5, S_GPU_PAYLOAD = 6;
+  private static final int S_HEADER = 0, S_ENTRIES = 1, S_PAYLOAD = 2, S_DISCARD = 3, S_RESPOND = 4, S_HELLO = 5, S_GPU_PAYLOAD = 6,
+      S_ACKS = 7;
+  /** Room for {@code acks}: it is written out early once less than one refusal (header and message) fits. */
+  private static final int ACKS_CAPACITY = 16 * 1024;
 
   private final TcpBackend backend;
   private final int maxEntries;
@@ -40,6 +46,8 @@ final class TargetConnection extends TcpConnection {
   private ByteBuffer entries = direct(ENTRY * 64);
   private final ByteBuffer scratch = direct(64 * 1024);
   private final ByteBuffer resp = direct(RESP_HEADER);
+  /** Responses without data not yet written, in request order (fill mode: position is the end). */
+  private final ByteBuffer acks = direct(ACKS_CAPACITY);
   private final ByteBuffer message = direct(MAX_SMALL_PAYLOAD);
   private final BlockCursor cursor = new BlockCursor(new RegionViews());
   private final ByteBuffer[] iov2 = new ByteBuffer[2];
@@ -125,6 +133,8 @@ final class TargetConnection extends TcpConnection {
       fail(TransportError.TRANSPORT, e.toString());
     } finally {
       inReadable = false;
+      // nothing more to answer without a read: what is answered goes out now (a response in progress writes it first)
+      if (!dead && acks.position() > 0 && stage != S_RESPOND && stage != S_ACKS) writeAcks();
     }
   }
 
@@ -324,15 +334,11 @@ final class TargetConnection extends TcpConnection {
 
   private void respond() {
     if (type == T_WRITE && (flags & F_NOTIFY) != 0 && backend.notificationsEnabled()) record();
-    if (error != null) {
-      respondError();
+    if (type == T_WRITE || error != null) {
+      ack();
       return;
     }
-    if (type == T_WRITE) {
-      WireFormat.putResponse(resp, T_WRITE_DONE, 0, seq, 0);
-      resp.flip();
-      sendResponse(null);
-    } else if (region.gpu()) {
+    if (region.gpu()) {
       GpuStager st = outStager();
       if (entryCount == 1) st.start(true, region, entries.getLong(0), entries.getLong(8));
       else st.start(true, region, offsets(0), offsets(8), payloadBytes);
@@ -352,6 +358,49 @@ final class TargetConnection extends TcpConnection {
   private void record() {
     if ((flags & F_PART) != 0) notifications.recordPart(uid, parts, error, errorText);
     else notifications.record(uid, error, errorText);
+  }
+
+  /** Queues the response to the current request, which carries no data, and readies for the next request. */
+  private void ack() {
+    byte[] text = error == null ? null : errorText.getBytes(StandardCharsets.UTF_8);
+    int len = text == null ? 0 : Math.min(text.length, MAX_SMALL_PAYLOAD);
+    WireFormat.appendResponse(acks, type == T_WRITE ? T_WRITE_DONE : T_READ_DATA, error == null ? 0 : error.wire(), seq, len);
+    if (len > 0) acks.put(text, 0, len);
+    error = null;
+    region = null;
+    stage = S_HEADER;
+    if (acks.remaining() < RESP_HEADER + MAX_SMALL_PAYLOAD) {
+      // the next refusal might not fit: write them now, and read no further until they are out
+      stage = S_ACKS;
+      writeAcks();
+    }
+  }
+
+  /**
+   * Writes queued responses; once all are out, a connection that waited for that ({@code S_ACKS}) reads on.
+   * What the socket does not take waits for it to be writable.
+   */
+  private void writeAcks() {
+    try {
+      acks.flip();
+      write(acks);
+      boolean done = !acks.hasRemaining();
+      acks.compact();
+      // reading goes on only between requests or inside one, not while a response or a full acks waits
+      boolean reading = stage != S_ACKS && stage != S_RESPOND;
+      if (!done) {
+        interest(reading ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_WRITE);
+        return;
+      }
+      if (stage == S_RESPOND) return; // the response in progress goes next
+      interest(SelectionKey.OP_READ);
+      if (stage == S_ACKS) {
+        stage = S_HEADER;
+        if (stash.hasRemaining() && !inReadable) onReadable();
+      }
+    } catch (IOException | RuntimeException e) {
+      fail(TransportError.TRANSPORT, e.toString());
+    }
   }
 
   private void respondError() {
@@ -377,7 +426,12 @@ final class TargetConnection extends TcpConnection {
 
   @Override
   void onWritable() {
-    if (stage != S_RESPOND || dead) return;
+    if (dead) return;
+    if (stage != S_RESPOND || acks.position() > 0) {
+      // queued responses go before the one in progress
+      if (acks.position() > 0) writeAcks();
+      if (stage != S_RESPOND || acks.position() > 0 || dead) return;
+    }
     try {
       int n;
       if (respondingGpu) {

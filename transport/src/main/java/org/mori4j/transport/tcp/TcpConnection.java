@@ -41,7 +41,11 @@ abstract class TcpConnection {
     loop.add(this);
   }
 
+  /** Loop thread: takes {@code op}; what it writes goes out at {@link #flushQueued} (the loop calls it after draining its queue). */
   abstract void enqueue(TransferOp op);
+
+  /** Loop thread: writes what {@link #enqueue} took since the last call, several requests per write where it can. */
+  void flushQueued() {}
 
   abstract void onReadable();
 
@@ -141,6 +145,12 @@ abstract class TcpConnection {
   final long read(ByteBuffer[] iov, int count) throws IOException {
     // the JDK's vectored calls allocate a releaser per buffer of a memory segment; one buffer needs none
     long n = count == 1 ? channel.read(iov[0]) : channel.read(iov, 0, count);
+    if (n > 0) lastProgressNanos = System.nanoTime();
+    return n;
+  }
+
+  final int write(ByteBuffer b) throws IOException {
+    int n = channel.write(b);
     if (n > 0) lastProgressNanos = System.nanoTime();
     return n;
   }

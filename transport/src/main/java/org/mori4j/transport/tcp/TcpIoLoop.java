@@ -50,6 +50,8 @@ final class TcpIoLoop implements CompletionSource {
   /** Connections waiting for a GPU copy, polled every round instead of waiting in select; loop thread only. */
   private ArrayList<TcpConnection> gpuWaiters = new ArrayList<>();
   private ArrayList<TcpConnection> gpuPolling = new ArrayList<>();
+  /** Connections that took ops in this round's drain; loop thread only. */
+  private final ArrayList<TcpConnection> toFlush = new ArrayList<>();
 
   TcpIoLoop(String name, long peerTimeoutNanos) throws IOException {
     this(name, peerTimeoutNanos, null, 0);
@@ -92,6 +94,11 @@ final class TcpIoLoop implements CompletionSource {
       }
     }
     now.clear();
+  }
+
+  /** Loop thread: {@code c} took an op while idle; it writes once this round's queue is drained. */
+  void flushLater(TcpConnection c) {
+    toFlush.add(c);
   }
 
   Selector selector() {
@@ -147,6 +154,9 @@ final class TcpIoLoop implements CompletionSource {
       c.enqueue(op);
       work++;
     }
+    // after the whole drain, so that a burst of small requests leaves in a few writes instead of one each
+    for (int i = 0; i < toFlush.size(); i++) toFlush.get(i).flushQueued();
+    toFlush.clear();
     try {
       // the action form of select hands keys over one by one instead of filling the selected-key set,
       // which would allocate a set node for every ready key

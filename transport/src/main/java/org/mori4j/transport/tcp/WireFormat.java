@@ -50,12 +50,23 @@ final class WireFormat {
   static void putRequest(ByteBuffer b, int type, int flags, int entries, int parts, long seq, long uid, long memId,
                          long accessKey, long baseAddress, long payloadBytes) {
     b.clear();
+    appendRequest(b, type, flags, entries, parts, seq, uid, memId, accessKey, baseAddress, payloadBytes);
+  }
+
+  /** {@link #putRequest} at {@code b}'s position, after requests already there. */
+  static void appendRequest(ByteBuffer b, int type, int flags, int entries, int parts, long seq, long uid, long memId,
+                            long accessKey, long baseAddress, long payloadBytes) {
     b.putInt(REQ_MAGIC).put((byte) VERSION).put((byte) type).putShort((short) flags).putInt(entries).putInt(parts)
         .putLong(seq).putLong(uid).putLong(memId).putLong(accessKey).putLong(baseAddress).putLong(payloadBytes);
   }
 
   static void putResponse(ByteBuffer b, int type, int status, long seq, long payloadBytes) {
     b.clear();
+    appendResponse(b, type, status, seq, payloadBytes);
+  }
+
+  /** {@link #putResponse} at {@code b}'s position, after responses already there. */
+  static void appendResponse(ByteBuffer b, int type, int status, long seq, long payloadBytes) {
     b.putInt(RESP_MAGIC).put((byte) VERSION).put((byte) type).put((byte) status).put((byte) 0)
         .putLong(seq).putLong(payloadBytes).putLong(0);
   }
