@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Records the runs behind issue 2's performance acceptance (point 3) into bench/results/<UTC time>-<commit>/:
-# a write sweep 4 KiB .. 64 MiB (batch 1) and a 4 KiB session-write latency run, each with the baselines
-# of the same run, plus what machine and tree produced them. Run it on a quiet machine: the figures are
+# a write sweep 4 KiB .. 64 MiB (batch 1), a 4 KiB session-write latency run and MORI's default row (128 x 4 KiB
+# writes per iteration), each with the baselines of the same run, plus what machine and tree produced them. Run it on a quiet machine: the figures are
 # only as good as the absence of other load on the two cores.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,7 +43,9 @@ run() {
 for i in 1 2 3; do run write-64m-$i --buffer-size 64M --transfer-batch-size 1 --iters 200 --warmup-iters 10; done
 run write-sweep --all --sweep-start-size 4K --transfer-batch-size 1 --iters 100 --warmup-iters 100
 for i in 1 2 3; do run session-4k-$i --buffer-size 4K --transfer-batch-size 1 --enable-sess --iters 20000 --warmup-iters 1000 --warmup-ms 3000; done
-for f in "$dir"/write-64m-*.txt "$dir"/session-4k-*.txt; do
-  echo "$(basename "$f" .txt): $(grep -A3 '^Comparison' "$f" | grep -E '64 MiB x 1|4 KiB x 1' | sed 's/^ *//')"
+# MORI's default row: 128 separate 4 KiB writes issued back to back, then waited for, against the NIO stream
+for i in 1 2 3; do run burst-4k-128-$i --buffer-size 4K --transfer-batch-size 128 --iters 2000 --warmup-iters 100; done
+for f in "$dir"/write-64m-*.txt "$dir"/session-4k-*.txt "$dir"/burst-4k-128-*.txt; do
+  echo "$(basename "$f" .txt): $(grep -A3 '^Comparison' "$f" | grep -E '64 MiB x 1|4 KiB x 1|4 KiB x 128' | sed 's/^ *//')"
 done | tee "$dir/comparison.txt"
 echo "recorded in $dir"

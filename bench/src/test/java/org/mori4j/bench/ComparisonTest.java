@@ -26,6 +26,15 @@ class ComparisonTest {
   }
 
   @Test
+  void aBurstRowIsAShareOfTheNioStreamOfTheSameMessages() {
+    ResultRow burst = new ResultRow(4096, 128, 4096L * 128, 1.0, 0.8, 500, 650, 600, 900);
+    List<BaselineRow> base = List.of(new BaselineRow("nio-stream", new ResultRow(4096, 128, 4096L * 128, 0.6, 0.5, 900, 1000, 950, 1500), ""),
+        new BaselineRow("nio-stream", row(64L << 20, 3.0, 20000), ""));
+    assertEquals(List.of("4 KiB x 128: avg BW 0.80 GB/s = 160% of nio-stream (0.50)"), Comparison.lines(List.of(burst), base));
+    assertEquals(List.of("4 KiB x 128: avg BW 0.80 GB/s = nio-stream not measured"), Comparison.lines(List.of(burst), List.of()));
+  }
+
+  @Test
   void gpuRowsAreAShareOfTheCpuRowsWithTheRawCopiesBeside() {
     List<ResultRow> gpu = List.of(row(4096, 0.05, 60), row(64L << 20, 3.4, 18000), row(1L << 20, 1.0, 1000));
     List<ResultRow> cpu = List.of(row(4096, 0.05, 60), row(64L << 20, 4.0, 16000));
