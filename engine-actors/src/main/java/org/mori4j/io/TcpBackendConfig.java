@@ -11,7 +11,8 @@ import java.util.Objects;
  * @param connectionsPerPeer data connections opened to each remote engine; large transfers are striped over them
  * @param ioThreads          I/O loops (completion sources) of this backend; connections are spread over them
  * @param stripeThreshold    transfers at least this large are split over all connections of the peer
- * @param socketBufferBytes  SO_SNDBUF/SO_RCVBUF of each data socket (0 keeps the kernel's autotuning)
+ * @param socketBufferBytes  SO_SNDBUF/SO_RCVBUF of each data socket (0 keeps the kernel's autotuning; values below the
+ *                           link's segment size, 64 KiB on loopback, stall TCP's window updates)
  * @param peerTimeout        silence with transfers outstanding after which a peer is declared lost
  * @param connectTimeout     limit for opening a data connection and its hello exchange
  * @param enableNotification whether the target records inbound transfers for {@code popInboundTransferStatus}
