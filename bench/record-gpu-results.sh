@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Records the runs behind issue 3's acceptance point 3 into bench/results/<UTC time>-<commit>-gpu/: GPU<->GPU
+# Records the runs behind issue 3's acceptance point 3 into DIR (default bench/results/<UTC time>-<commit>-gpu/;
+# on the GPU machine pass a folder under $OUT, whose files come back): GPU<->GPU
 # writes over TCP between two JVMs (this JVM on GPU 0, the target child JVM on GPU 1, or GPU 0 on a machine with
 # one GPU), 64 MiB, each run with --compare-cpu (the CPU<->CPU figure of the same run, same target process) and
 # the baselines (raw cuMemcpy H2D/D2H from pinned memory on GPU 0, D2D and the peer copy; NIO, iperf3, UCX),
@@ -30,7 +31,7 @@ else
 fi
 # a full hash names the directory by its first 7 characters, as `git rev-parse --short` would
 commit_short=$(echo "$commit_full" | sed -E 's/^([0-9a-f]{7})[0-9a-f]{33}/\1/')
-dir="bench/results/$(date -u +%Y%m%dT%H%MZ)-$commit_short-gpu"
+dir=${1:-"bench/results/$(date -u +%Y%m%dT%H%MZ)-$commit_short-gpu"}
 mkdir -p "$dir"
 
 read -r -a mori4j <<< "${MORI4J_CMD:-./mori4j}"
