@@ -261,9 +261,10 @@ final class InitiatorConnection extends TcpConnection {
         if (readStage == 0) {
           // with nothing in flight no response is due: leave the next read to the selector instead of a
           // read that would find nothing (only after the first read, which also notices a closed peer)
-          if (!first && head == null && resp.position() == 0) return;
+          if (!first && head == null && resp.position() == 0 && !stash.hasRemaining()) return;
           first = false;
-          if (read(resp) < 0) throw new IOException("connection closed by peer");
+          // with the responses behind it: a burst's acknowledgements arrive together
+          if (readAhead(resp) < 0) throw new IOException("connection closed by peer");
           if (resp.hasRemaining()) return;
           resp.flip();
           if (!startResponse()) return;
@@ -271,14 +272,14 @@ final class InitiatorConnection extends TcpConnection {
           if (!receiveGpu()) return;
         } else if (readStage == 1) {
           int n = in.fill(0);
-          long r = read(in.iov, n);
+          long r = in(in.iov, n);
           if (r < 0) throw new IOException("connection closed by peer");
           if (r > 0) in.advance(r);
           if (in.remaining() > 0) return;
           in.clear();
           complete(null, null);
         } else {
-          if (read(message) < 0) throw new IOException("connection closed by peer");
+          if (in(message) < 0) throw new IOException("connection closed by peer");
           if (message.hasRemaining()) return;
           message.flip();
           String text = StandardCharsets.UTF_8.decode(message).toString();

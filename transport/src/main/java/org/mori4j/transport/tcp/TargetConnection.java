@@ -36,12 +36,6 @@ final class TargetConnection extends TcpConnection {
   private InboundNotifications.PeerLog notifications;
   private int stage = S_HEADER;
   private final ByteBuffer header = direct(REQ_HEADER + ENTRY);
-  /**
-   * Bytes read ahead with the header (read mode: position..limit unread). A small request arrives in one
-   * system call instead of two (header, then payload); stages drain this before they touch the socket.
-   */
-  private final ByteBuffer stash = direct(2 * INLINE_MAX).flip();
-  private final ByteBuffer[] headerIov = {header, stash};
   private boolean inReadable;
   private ByteBuffer entries = direct(ENTRY * 64);
   private final ByteBuffer scratch = direct(64 * 1024);
@@ -83,7 +77,7 @@ final class TargetConnection extends TcpConnection {
             // than try a read that finds nothing (the first read of a call also notices a closed peer)
             if (!first && header.position() == 0 && !stash.hasRemaining()) return;
             first = false;
-            if (readHeader() < 0) {
+            if (readAhead(header) < 0) {
               closeQuietly("initiator closed the connection");
               return;
             }
@@ -136,51 +130,6 @@ final class TargetConnection extends TcpConnection {
       // nothing more to answer without a read: what is answered goes out now (a response in progress writes it first)
       if (!dead && acks.position() > 0 && stage != S_RESPOND && stage != S_ACKS) writeAcks();
     }
-  }
-
-  /** Reads the header, and whatever follows it that fits, in one system call when nothing is stashed. */
-  private long readHeader() throws IOException {
-    if (stash.hasRemaining()) return in(header);
-    stash.clear();
-    long r;
-    try {
-      r = read(headerIov, 2);
-    } finally {
-      stash.flip();
-    }
-    return r;
-  }
-
-  /** Staged payload bytes come out of the read-ahead stash first. */
-  @Override
-  int readStaged(ByteBuffer dst) throws IOException {
-    return in(dst);
-  }
-
-  /** Moves stashed bytes into {@code dst}, then reads from the socket if {@code dst} still has room. */
-  private int in(ByteBuffer dst) throws IOException {
-    int n = drain(dst);
-    if (!dst.hasRemaining()) return n;
-    int r = read(dst);
-    return r < 0 ? (n > 0 ? n : -1) : n + r;
-  }
-
-  private long in(ByteBuffer[] iov, int count) throws IOException {
-    long n = 0;
-    for (int i = 0; i < count && stash.hasRemaining(); i++) n += drain(iov[i]);
-    if (stash.hasRemaining() || !iov[count - 1].hasRemaining()) return n;
-    long r = read(iov, count);
-    return r < 0 ? (n > 0 ? n : -1) : n + r;
-  }
-
-  private int drain(ByteBuffer dst) {
-    int n = Math.min(stash.remaining(), dst.remaining());
-    if (n == 0) return 0;
-    int limit = stash.limit();
-    stash.limit(stash.position() + n);
-    dst.put(stash);
-    stash.limit(limit);
-    return n;
   }
 
   private void startRequest() throws IOException {

@@ -11,8 +11,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What the two ends of a data connection share: the channel, its selection key on the owning I/O loop,
- * interest bookkeeping and the progress clock used to notice a silent peer. Every method runs on the
- * loop's thread.
+ * interest bookkeeping, the progress clock used to notice a silent peer, and the read-ahead stash. Every
+ * method runs on the loop's thread.
  */
 abstract class TcpConnection {
   static final Logger log = LoggerFactory.getLogger(TcpConnection.class);
@@ -26,6 +26,12 @@ abstract class TcpConnection {
   boolean readBlocked;
   /** Already on the loop's list of connections that wait for a GPU copy. */
   boolean gpuWaiting;
+  /**
+   * Bytes read ahead with a header (read mode: position..limit unread). A small request or response arrives
+   * with the ones behind it in one system call; every read drains this before it touches the socket.
+   */
+  final ByteBuffer stash = direct(2 * WireFormat.INLINE_MAX).flip();
+  private final ByteBuffer[] headerIov = new ByteBuffer[2];
   /** Staging for GPU payloads, opened on first use: device to socket, and socket to device. */
   private GpuStager outStager;
   private GpuStager inStager;
@@ -114,7 +120,7 @@ abstract class TcpConnection {
         pauseReadForGpu();
         return false;
       }
-      int r = readStaged(v);
+      int r = in(v);
       if (r < 0) throw new IOException(closed);
       if (r > 0) st.advance(r);
       if (v.hasRemaining()) {
@@ -130,9 +136,44 @@ abstract class TcpConnection {
     return true;
   }
 
-  /** How {@link #stageIn} reads; a connection that keeps bytes read ahead hands those out first. */
-  int readStaged(ByteBuffer b) throws IOException {
-    return read(b);
+  /** Reads into {@code header}, and whatever follows it that fits into the stash, in one system call when nothing is stashed. */
+  final long readAhead(ByteBuffer header) throws IOException {
+    if (stash.hasRemaining()) return in(header);
+    stash.clear();
+    headerIov[0] = header;
+    headerIov[1] = stash;
+    try {
+      return read(headerIov, 2);
+    } finally {
+      stash.flip();
+    }
+  }
+
+  /** Moves stashed bytes into {@code dst}, then reads from the socket if {@code dst} still has room; -1 at end of stream. */
+  final int in(ByteBuffer dst) throws IOException {
+    int n = drain(dst);
+    if (!dst.hasRemaining()) return n;
+    int r = read(dst);
+    return r < 0 ? (n > 0 ? n : -1) : n + r;
+  }
+
+  /** {@link #in(ByteBuffer)} for the first {@code count} buffers of {@code iov}. */
+  final long in(ByteBuffer[] iov, int count) throws IOException {
+    long n = 0;
+    for (int i = 0; i < count && stash.hasRemaining(); i++) n += drain(iov[i]);
+    if (stash.hasRemaining() || !iov[count - 1].hasRemaining()) return n;
+    long r = read(iov, count);
+    return r < 0 ? (n > 0 ? n : -1) : n + r;
+  }
+
+  private int drain(ByteBuffer dst) {
+    int n = Math.min(stash.remaining(), dst.remaining());
+    if (n == 0) return 0;
+    int limit = stash.limit();
+    stash.limit(stash.position() + n);
+    dst.put(stash);
+    stash.limit(limit);
+    return n;
   }
 
   /** Reads into {@code b}; -1 on end of stream. */
