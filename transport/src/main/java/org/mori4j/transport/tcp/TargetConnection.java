@@ -29,6 +29,7 @@ final class TargetConnection extends TcpConnection {
       S_ACKS = 7;
   /** Room for {@code acks}: it is written out early once less than one refusal (header and message) fits. */
   private static final int ACKS_CAPACITY = 16 * 1024;
+  private static final byte[] NO_TEXT = new byte[0];
 
   private final TcpBackend backend;
   private final int maxEntries;
@@ -277,7 +278,7 @@ final class TargetConnection extends TcpConnection {
       error = TransportError.NOT_FOUND;
       errorText = "no handshake on record for engine '" + key + "' with that token";
       closeAfterResponse = true;
-      respondError();
+      refuseHello();
     }
   }
 
@@ -311,10 +312,9 @@ final class TargetConnection extends TcpConnection {
 
   /** Queues the response to the current request, which carries no data, and readies for the next request. */
   private void ack() {
-    byte[] text = error == null ? null : errorText.getBytes(StandardCharsets.UTF_8);
-    int len = text == null ? 0 : Math.min(text.length, MAX_SMALL_PAYLOAD);
-    WireFormat.appendResponse(acks, type == T_WRITE ? T_WRITE_DONE : T_READ_DATA, error == null ? 0 : error.wire(), seq, len);
-    if (len > 0) acks.put(text, 0, len);
+    byte[] text = error == null ? NO_TEXT : errorBytes();
+    WireFormat.appendResponse(acks, type == T_WRITE ? T_WRITE_DONE : T_READ_DATA, error == null ? 0 : error.wire(), seq, text.length);
+    acks.put(text);
     error = null;
     region = null;
     stage = S_HEADER;
@@ -352,15 +352,20 @@ final class TargetConnection extends TcpConnection {
     }
   }
 
-  private void respondError() {
-    byte[] text = errorText.getBytes(StandardCharsets.UTF_8);
-    int len = Math.min(text.length, MAX_SMALL_PAYLOAD);
+  /** Answers a refused hello with its reason; the connection closes once that is out. */
+  private void refuseHello() {
+    byte[] text = errorBytes();
     message.clear();
-    message.put(text, 0, len).flip();
-    WireFormat.putResponse(resp, type == T_WRITE ? T_WRITE_DONE : type == T_READ ? T_READ_DATA : T_HELLO_OK,
-        error.wire(), seq, len);
+    message.put(text).flip();
+    WireFormat.putResponse(resp, T_HELLO_OK, error.wire(), seq, text.length);
     resp.flip();
     sendResponse(null);
+  }
+
+  /** The current refusal's reason as it goes on the wire: UTF-8, cut to {@code MAX_SMALL_PAYLOAD} bytes. */
+  private byte[] errorBytes() {
+    byte[] text = errorText.getBytes(StandardCharsets.UTF_8);
+    return text.length <= MAX_SMALL_PAYLOAD ? text : java.util.Arrays.copyOf(text, MAX_SMALL_PAYLOAD);
   }
 
   private BlockCursor responding;
