@@ -133,7 +133,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
         .onMessage(PublishMemory.class, this::publishMemory)
         .onMessage(CheckMemory.class, m -> {
           if (m.desc() == null) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "desc must be given", this);
-          if (!owns(m.desc())) return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "only memory registered with this engine can be published: " + m.desc(), this);
+          if (!owns(m.desc())) return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, NOT_OWNED + m.desc(), this);
           m.replyTo().tell(StatusReply.success(Done.getInstance()));
           return this;
         })
@@ -516,11 +516,14 @@ public final class EngineActor extends AbstractBehavior<Command> {
   private Behavior<Command> publishMemory(PublishMemory m) {
     if (m.name() == null || m.name().isEmpty() || m.desc() == null)
       return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "name and desc must be given (name '" + m.name() + "')", this);
-    if (!owns(m.desc())) return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "only memory registered with this engine can be published: " + m.desc(), this);
+    if (!owns(m.desc())) return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, NOT_OWNED + m.desc(), this);
     published.put(m.name(), m.desc());
     m.replyTo().tell(StatusReply.success(Done.getInstance()));
     return this;
   }
+
+  /** Why {@link PublishMemory} and {@link CheckMemory} refuse a descriptor that {@link #owns} does not accept. */
+  private static final String NOT_OWNED = "only memory registered with this engine can be published: ";
 
   /** Whether {@code d} is memory registered with this engine under its id and access key. */
   private boolean owns(MemoryDesc d) {
