@@ -10,9 +10,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.StreamSupport;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
@@ -52,6 +54,8 @@ class TlsClusterTest {
   private static Path elsewhereStore;
   private final List<ActorSystem<Void>> systems = new ArrayList<>();
   private final List<IoEngine> engines = new ArrayList<>();
+  /** When each system may be left: terminated, or stuck after its last shutdown phase (a node kept out may retry its handshake). */
+  private final List<CompletionStage<Done>> stopped = new ArrayList<>();
 
   @BeforeAll
   static void keys() throws Exception {
@@ -66,7 +70,7 @@ class TlsClusterTest {
   void stop() throws Exception {
     for (IoEngine e : engines) e.close();
     for (ActorSystem<Void> s : systems) s.terminate();
-    for (ActorSystem<Void> s : systems) s.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    for (CompletionStage<Done> s : stopped) s.toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
   private static ClusterSettings.Builder tls(Path keyStore, Path trustStore) {
@@ -79,6 +83,7 @@ class TlsClusterTest {
   private ActorSystem<Void> start(ClusterSettings s) {
     ActorSystem<Void> sys = s.startSystem();
     systems.add(sys);
+    stopped.add(MemberStop.whenStopped(sys));
     return sys;
   }
 
