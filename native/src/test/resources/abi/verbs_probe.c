@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <time.h>
+#include <sys/eventfd.h>
 #include <infiniband/verbs.h>
 
 #define SIZE(type, name) printf("sizeof.%s %zu\n", name, sizeof(type))
@@ -213,6 +217,17 @@ static void constants(void) {
   C(ECONNREFUSED); C(EHOSTUNREACH); C(EALREADY); C(EINPROGRESS);
 }
 
+/* The libc side of waiting on a completion channel (LibcFds): ppoll over the channel fd and an eventfd. */
+static void libc_fds(void) {
+  SIZE(struct pollfd, "pollfd");
+  F(struct pollfd, "pollfd", fd); F(struct pollfd, "pollfd", events); F(struct pollfd, "pollfd", revents);
+  SIZE(struct timespec, "timespec");
+  F(struct timespec, "timespec", tv_sec); F(struct timespec, "timespec", tv_nsec);
+  C(POLLIN); C(POLLERR); C(POLLHUP); C(POLLNVAL);
+  C(EFD_SEMAPHORE); C(EFD_NONBLOCK); C(EFD_CLOEXEC);
+  C(F_GETFL); C(F_SETFL); C(O_NONBLOCK);
+}
+
 int main(void) {
   device_attr();
   port_attr();
@@ -222,5 +237,6 @@ int main(void) {
   queue_pair_attrs();
   work_requests();
   constants();
+  libc_fds();
   return 0;
 }

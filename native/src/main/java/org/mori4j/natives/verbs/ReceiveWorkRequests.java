@@ -33,6 +33,14 @@ public final class ReceiveWorkRequests {
     return capacity;
   }
 
+  /**
+   * The native array: request {@code i} at {@code i * IBV_RECV_WR.byteSize()}, its scatter/gather entry where its
+   * {@code sg_list} points. For checking what a copy wrote; posting goes through {@link VerbsQueuePair}.
+   */
+  public MemorySegment segment() {
+    return wrs;
+  }
+
   /** A receive into {@code length} bytes at {@code address} ({@code length} 0: no buffer). */
   public ReceiveWorkRequests receive(int i, long wrId, long address, int length, int lkey) {
     long w = wr(i);

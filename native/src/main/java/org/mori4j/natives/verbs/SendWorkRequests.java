@@ -38,6 +38,14 @@ public final class SendWorkRequests {
     return capacity;
   }
 
+  /**
+   * The native array: request {@code i} at {@code i * IBV_SEND_WR.byteSize()}, its scatter/gather entry where its
+   * {@code sg_list} points. For checking what a copy wrote; posting goes through {@link VerbsQueuePair}.
+   */
+  public MemorySegment segment() {
+    return wrs;
+  }
+
   /** {@code IBV_WR_RDMA_WRITE}: {@code length} local bytes to {@code remoteAddress} under {@code rkey}. */
   public SendWorkRequests rdmaWrite(int i, long wrId, long localAddress, int length, int lkey, long remoteAddress,
       int rkey, int sendFlags) {

@@ -29,6 +29,17 @@ public final class VerbsCompletionQueue extends NativeResource {
     return VerbsInline.pollCq(pollFn, handle(), into.capacity(), into.segment());
   }
 
+  /**
+   * Polls up to {@code max} completions into entries {@code 0..max-1} of {@code into} ({@code max} between 1
+   * and its capacity), so one native array can serve callers that take fewer at a time.
+   */
+  public int poll(WorkCompletions into, int max) {
+    if (max < 1 || max > into.capacity()) {
+      throw new IllegalArgumentException("max must be in 1.." + into.capacity() + ": " + max);
+    }
+    return VerbsInline.pollCq(pollFn, handle(), max, into.segment());
+  }
+
   /** Arms the CQ: its next completion (solicited ones only, if asked) raises one channel event. */
   public void requestNotify(boolean solicitedOnly) {
     VerbsInline.reqNotifyCq(handle(), solicitedOnly);

@@ -226,10 +226,11 @@ public final class VerbsQueuePair extends NativeResource {
     if (rc != 0) throw postFailure("ibv_post_recv", rc, requests.indexOf(badWr.get(ADDRESS, 0).address()), count);
   }
 
+  /** A {@link VerbsPostException}: callers read {@code failedIndex()} to know how much of the chain went out. */
   private static NativeException postFailure(String function, int rc, int badIndex, int count) {
     NativeException e = IbVerbs.failure(function, rc);
     // Requests before bad_wr were posted and will complete; the caller must not repost them.
-    return new NativeException(IbVerbs.LIBRARY, e.code(), e.codeName(), e.getMessage()
+    return new VerbsPostException(function, e.code(), e.codeName(), badIndex, count, e.getMessage()
         + " at work request " + badIndex + " of " + count + " (those before it were posted)");
   }
 
