@@ -1,13 +1,12 @@
-package org.mori4j.transport.xgmi;
+package org.mori4j.transport;
 
-import org.mori4j.transport.TransportError;
 
 /**
- * How the XGMI backend learns, once per remote region, what the region's owner really registered. XGMI
- * copies are one-sided: the owner's engine never sees a request, so it cannot refuse one the way a TCP
- * target does. Instead, before the first copy to or from a region the backend asks the owning engine
+ * How a one-sided backend (XGMI, RDMA) learns, once per remote region, what the region's owner really
+ * registered. Its copies and RDMA work requests never reach the owner's engine, so it cannot refuse one the
+ * way a TCP target does. Instead, before the first transfer to or from a region the backend asks the owning engine
  * (through the engines' control plane, which the engine provides) whether that region id with that access
- * key is registered, and gets back the address, size and XGMI data the owner holds. Every copy is then
+ * key is registered, and gets back the address, size and the backend's data (XGMI: IPC handle; RDMA: rkeys) the owner holds. Every copy is then
  * checked against that answer, not against the caller's descriptor: a forged or stale descriptor (another
  * size, address or IPC handle; a region deregistered since) gets an error, never bytes.
  */
@@ -18,8 +17,8 @@ public interface RegionConfirmer {
 
   /** The owner's reply. */
   interface Answer {
-    /** The region is registered: its address and size in the owner, and the owner's XGMI data for it. */
-    void registered(long address, long size, byte[] xgmiData);
+    /** The region is registered: its address and size in the owner, and the owner's data for it of the asking backend. */
+    void registered(long address, long size, byte[] backendData);
 
     /** The owner refused (not registered, wrong key, not GPU memory) or could not be asked. */
     void refused(TransportError error, String reason);

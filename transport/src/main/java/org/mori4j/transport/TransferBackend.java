@@ -88,6 +88,24 @@ public interface TransferBackend extends AutoCloseable {
   /** Target-side record of inbound transfers. */
   InboundNotifications inbound();
 
+  /**
+   * Removes and returns the outcome of inbound transfer {@code uid} from {@code initiatorKey}, or null. A backend
+   * whose notifications arrive on another thread (RDMA: receive completions its workers poll) first takes in
+   * what has already arrived, so that a notification whose transfer the initiator saw complete is found.
+   */
+  default InboundNotifications.Outcome popInbound(String initiatorKey, long uid) {
+    return inbound().pop(initiatorKey, uid);
+  }
+
+  /**
+   * Region {@code regionId} of engine {@code ownerKey}, which this backend may have confirmed (see
+   * {@link RegionConfirmer}), is gone: forget it, and run {@code done} once nothing of this backend uses it
+   * any more. Backends that confirm nothing run {@code done} at once.
+   */
+  default void revoke(String ownerKey, long regionId, Runnable done) {
+    done.run();
+  }
+
   /** Fails everything in flight with {@link TransportError#BAD_STATE} and frees every resource. */
   @Override
   void close();

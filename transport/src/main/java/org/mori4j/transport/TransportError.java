@@ -7,7 +7,9 @@ package org.mori4j.transport;
 public enum TransportError {
   INVALID_ARGS(1), NOT_FOUND(2), BAD_STATE(3), TRANSPORT(4), PEER_LOST(5), TIMEOUT(6),
   /** A copy between device memory and a staging buffer failed. */
-  GPU_OP(7);
+  GPU_OP(7),
+  /** An RDMA work request completed with an error status, or a verb failed (the message names which). */
+  RDMA_OP(8);
 
   private final int wire;
 

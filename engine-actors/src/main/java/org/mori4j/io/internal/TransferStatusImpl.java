@@ -162,6 +162,7 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
       case PEER_LOST -> StatusCode.ERR_PEER_LOST;
       case TIMEOUT -> StatusCode.ERR_TIMEOUT;
       case GPU_OP -> StatusCode.ERR_GPU_OP;
+      case RDMA_OP -> StatusCode.ERR_RDMA_OP;
     };
   }
 

@@ -15,7 +15,7 @@ import org.mori4j.io.IoEngineProtocol;
 import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.MemoryLocationType;
 import org.mori4j.transport.TransportError;
-import org.mori4j.transport.xgmi.RegionConfirmer;
+import org.mori4j.transport.RegionConfirmer;
 import org.mori4j.transport.xgmi.XgmiBackend;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,5 +1,6 @@
 package org.mori4j.transport.xgmi;
 
+import org.mori4j.transport.RegionConfirmer;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -294,6 +295,7 @@ public final class XgmiBackend implements TransferBackend {
    * IPC mappings are closed as soon as no copy uses them; {@code done} runs then (at once when this backend
    * never touched the region).
    */
+  @Override
   public void revoke(String peerKey, long regionId, Runnable done) {
     XgmiWorker w = worker;
     XgmiPeer p = peers.get(peerKey);

@@ -1,5 +1,6 @@
 package org.mori4j.transport.xgmi;
 
+import org.mori4j.transport.RegionConfirmer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,5 +1,6 @@
 package org.mori4j.transport.xgmi;
 
+import org.mori4j.transport.RegionConfirmer;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.lang.foreign.MemorySegment;

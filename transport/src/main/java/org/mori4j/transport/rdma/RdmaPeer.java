@@ -1,0 +1,79 @@
+package org.mori4j.transport.rdma;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.mori4j.transport.TransferOp;
+
+/**
+ * A remote engine as the initiator side of the RDMA backend reaches it (the handle the engine keeps in its
+ * routes): per local device a {@link Path} of {@code qpPerTransfer} queue pairs on one worker, and whether the
+ * peer is lost. Ops are spread over the devices; everything of one path belongs to its worker thread.
+ */
+final class RdmaPeer {
+  /** The queue pairs of one local device to the peer, and the remote regions confirmed through it. */
+  static final class Path {
+    final String peerKey;
+    final RdmaDevice device;
+    final RdmaWorker worker;
+    volatile RdmaLane[] lanes;
+    // worker thread only
+    final Map<Long, RemoteRdmaRegion> regions = new HashMap<>();
+    int nextLane;
+
+    Path(String peerKey, RdmaDevice device, RdmaWorker worker, RdmaLane[] lanes) {
+      this.peerKey = peerKey;
+      this.device = device;
+      this.worker = worker;
+      this.lanes = lanes;
+    }
+  }
+
+  /** A region of the peer that this path confirmed with its owner (worker thread only). */
+  static final class RemoteRdmaRegion {
+    final long id;
+    final long accessKey;
+    boolean confirming = true;
+    final List<TransferOp> waiting = new ArrayList<>(2);
+    long address;
+    long size;
+    byte[] data;
+
+    RemoteRdmaRegion(long id, long accessKey) {
+      this.id = id;
+      this.accessKey = accessKey;
+    }
+  }
+
+  final String key;
+  final Path[] paths;
+  private final AtomicInteger next = new AtomicInteger();
+  private volatile String lostReason;
+
+  RdmaPeer(String key, Path[] paths) {
+    this.key = key;
+    this.paths = paths;
+  }
+
+  /** The path for the next op (devices in turn). */
+  Path nextPath() {
+    return paths.length == 1 ? paths[0] : paths[Math.floorMod(next.getAndIncrement(), paths.length)];
+  }
+
+  boolean alive() {
+    return lostReason == null;
+  }
+
+  String lostReason() {
+    return lostReason;
+  }
+
+  /** Marks the peer lost; true the first time. */
+  synchronized boolean lose(String reason) {
+    if (lostReason != null) return false;
+    lostReason = reason;
+    return true;
+  }
+}

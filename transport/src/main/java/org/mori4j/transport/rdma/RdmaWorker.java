@@ -1,0 +1,461 @@
+package org.mori4j.transport.rdma;
+
+import static org.mori4j.natives.verbs.VerbsConstants.*;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.mori4j.transport.BackendListener;
+import org.mori4j.transport.CompletionSource;
+import org.mori4j.transport.InboundNotifications;
+import org.mori4j.transport.OpQueue;
+import org.mori4j.transport.RegionConfirmer;
+import org.mori4j.transport.TransferOp;
+import org.mori4j.transport.TransportError;
+import org.mori4j.transport.rdma.verbs.CompletionChannel;
+import org.mori4j.transport.rdma.verbs.CompletionQueue;
+import org.mori4j.transport.rdma.verbs.Completions;
+import org.mori4j.transport.rdma.verbs.ReceiveRequests;
+import org.mori4j.transport.rdma.verbs.SendRequests;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One thread of the RDMA backend's data path, driven by the engine's poller actor as a completion source: it owns
+ * one completion queue (and, in EVENT mode, its channel) and the queue pairs that complete on it, takes submitted
+ * ops from a lock-free queue, confirms each remote region once with its owner, turns ops into chains of work
+ * requests on their queue pairs ({@link PartPoster}), and polls completions: a signaled work request retires
+ * every part posted before it on its queue pair, an error fails the parts of that queue pair and takes it out of
+ * service, a notification receive is recorded for {@code popInboundTransferStatus} and posted again. POLLING mode
+ * polls while work is outstanding (yielding the core between polls); EVENT mode arms the queue and sleeps on the
+ * channel. Every queue pair, queue and channel of the worker is closed on this thread.
+ */
+final class RdmaWorker implements CompletionSource {
+  private static final Logger log = LoggerFactory.getLogger(RdmaWorker.class);
+  static final long RECEIVE_TAG = 1L << 62;
+  private static final int FRESH = 0, DRIVEN = 1, CLOSED_BY_CLOSER = 2;
+
+  final String name;
+  final String engineKey;
+  final RdmaSettings settings;
+  final CompletionQueue cq;
+  private final CompletionChannel channel;
+  private final RegionConfirmer confirmer;
+  private final BackendListener listener;
+  private final InboundNotifications inbound;
+  private final Completions wcs = new Completions(256);
+  private final ReceiveRequests receive = new ReceiveRequests(1);
+  private final OpQueue ops = new OpQueue();
+  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private final AtomicInteger submitting = new AtomicInteger();
+  private final AtomicInteger owner = new AtomicInteger(FRESH);
+  private final CountDownLatch closedLatch = new CountDownLatch(1);
+  private volatile boolean closing;
+  private volatile boolean closed;
+  private volatile Thread parked;
+  // worker thread only
+  final PartPoster poster;
+  private final List<RdmaLane> lanes = new ArrayList<>();
+  private int[] laneKeys = new int[16];
+  private RdmaLane[] laneValues = new RdmaLane[16];
+  private int laneCount;
+  private final List<RdmaPeer.Path> paths = new ArrayList<>();
+  /** Parts posted or waiting for slots, and ops waiting for their region's confirmation. */
+  int inFlight;
+
+  RdmaWorker(String name, String engineKey, RdmaSettings settings, CompletionQueue cq, CompletionChannel channel, RegionConfirmer confirmer,
+             BackendListener listener, InboundNotifications inbound) {
+    this.name = name;
+    this.engineKey = engineKey;
+    this.settings = settings;
+    this.cq = cq;
+    this.channel = channel;
+    this.confirmer = confirmer;
+    this.listener = listener;
+    this.inbound = inbound;
+    this.poster = new PartPoster(this, new SendRequests(Math.max(2, settings.postBatchSize())), cq.capacity());
+  }
+
+  // ---- any thread ----
+
+  void submit(TransferOp op) {
+    submitting.incrementAndGet();
+    try {
+      if (closing) {
+        op.transferFailed(TransportError.BAD_STATE, "RDMA backend of engine '" + engineKey + "' is closed");
+        return;
+      }
+      ops.offer(op);
+    } finally {
+      submitting.decrementAndGet();
+    }
+    wakeup();
+  }
+
+  /** Runs {@code task} on the worker thread (or, once closed, on the caller's). */
+  void execute(Runnable task) {
+    if (closed) {
+      task.run();
+      return;
+    }
+    tasks.add(task);
+    wakeup();
+    if (closed && tasks.remove(task)) task.run();
+  }
+
+  /** Runs {@code task} on the worker thread and waits for it, at most {@code millis}; false on timeout. */
+  boolean executeAndWait(Runnable task, long millis) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    execute(() -> {
+      try {
+        task.run();
+      } finally {
+        done.complete(null);
+      }
+    });
+    try {
+      done.get(millis, TimeUnit.MILLISECONDS);
+      return true;
+    } catch (Exception e) {
+      return false;
+    }
+  }
+
+  @Override
+  public void wakeup() {
+    Thread t = parked;
+    if (t == null) return;
+    if (channel != null) channel.wakeup();
+    else LockSupport.unpark(t);
+  }
+
+  @Override
+  public boolean isClosed() {
+    return closed;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  // ---- worker thread ----
+
+  @Override
+  public int inFlight() {
+    // EVENT mode sleeps on the channel instead of spinning, whatever is outstanding
+    return channel != null ? 0 : inFlight;
+  }
+
+  @Override
+  public int doWork() {
+    if (closed) return 0;
+    if (owner.get() != DRIVEN && !owner.compareAndSet(FRESH, DRIVEN)) return 0;
+    if (closing) {
+      shutdown();
+      return 1;
+    }
+    int work = 0;
+    Runnable t;
+    while ((t = tasks.poll()) != null) {
+      runSafely(t);
+      work++;
+    }
+    work += pollCompletions();
+    TransferOp op;
+    while ((op = ops.poll()) != null) {
+      work++;
+      process(op);
+    }
+    return work;
+  }
+
+  @Override
+  public int awaitWork(long maxNanos) {
+    if (closed) {
+      LockSupport.parkNanos(Math.min(maxNanos, 10_000_000L));
+      return 0;
+    }
+    parked = Thread.currentThread();
+    try {
+      if (!ops.isEmpty() || !tasks.isEmpty() || closing || owner.get() != DRIVEN) return 0;
+      if (channel != null) {
+        cq.requestNotify(false);
+        int n = pollCompletions(); // what completed before the queue was armed raises no event
+        if (n > 0 || !ops.isEmpty() || !tasks.isEmpty()) return n;
+        channel.await(maxNanos);
+        return pollCompletions();
+      }
+      if (inFlight > 0) {
+        // POLLING: nothing but the device ends this wait; poll, giving the core away between polls
+        long end = System.nanoTime() + maxNanos;
+        while (!closing) {
+          int n = pollCompletions();
+          if (n > 0 || inFlight == 0 || !ops.isEmpty() || !tasks.isEmpty() || System.nanoTime() - end >= 0) return n;
+          Thread.yield();
+        }
+        return 0;
+      }
+      LockSupport.parkNanos(maxNanos);
+      return 0;
+    } finally {
+      parked = null;
+    }
+  }
+
+  private void process(TransferOp op) {
+    RdmaPeer peer = (RdmaPeer) op.peer();
+    RdmaPeer.Path path = (RdmaPeer.Path) op.lane;
+    if (!peer.alive()) {
+      op.transferFailed(TransportError.PEER_LOST, "engine '" + peer.key + "' lost: " + peer.lostReason());
+      return;
+    }
+    RdmaPeer.RemoteRdmaRegion r = path.regions.get(op.remoteId());
+    if (r == null) {
+      r = new RdmaPeer.RemoteRdmaRegion(op.remoteId(), op.remoteAccessKey());
+      path.regions.put(r.id, r);
+      r.waiting.add(op);
+      inFlight++;
+      RdmaPeer.RemoteRdmaRegion asked = r;
+      confirmer.confirm(peer.key, r.id, r.accessKey, new RegionConfirmer.Answer() {
+        @Override
+        public void registered(long address, long size, byte[] data) {
+          execute(() -> confirmed(peer, path, asked, address, size, data, null, null));
+        }
+
+        @Override
+        public void refused(TransportError error, String reason) {
+          execute(() -> confirmed(peer, path, asked, 0, 0, null, error, reason));
+        }
+      });
+      return;
+    }
+    if (r.confirming) {
+      r.waiting.add(op);
+      inFlight++;
+      return;
+    }
+    poster.issue(op, peer, path, r);
+  }
+
+  private void confirmed(RdmaPeer peer, RdmaPeer.Path path, RdmaPeer.RemoteRdmaRegion r, long address, long size, byte[] data,
+                         TransportError error, String reason) {
+    inFlight -= r.waiting.size();
+    if (error == null && !RdmaMemoryData.valid(data)) {
+      error = TransportError.INVALID_ARGS;
+      reason = "engine '" + peer.key + "' confirmed memory id " + r.id + " without RDMA keys";
+    }
+    if (error != null || path.regions.get(r.id) != r) {
+      // refused (or revoked while asking): nothing is kept, so a later op asks again
+      if (path.regions.get(r.id) == r) path.regions.remove(r.id);
+      TransportError e = error != null ? error : TransportError.NOT_FOUND;
+      String why = error != null ? reason : "memory id " + r.id + " of engine '" + peer.key + "' was deregistered";
+      for (TransferOp op : r.waiting) op.transferFailed(e, why);
+      r.waiting.clear();
+      return;
+    }
+    r.address = address;
+    r.size = size;
+    r.data = data;
+    r.confirming = false;
+    List<TransferOp> waiting = List.copyOf(r.waiting);
+    r.waiting.clear();
+    for (TransferOp op : waiting) process(op);
+  }
+
+  /**
+   * Forgets remote region {@code id} of engine {@code peerKey} on every path of this worker (its owner deregistered
+   * it): later ops ask the owner again. An answer still on its way finds the region gone and fails its ops.
+   */
+  void revoke(String peerKey, long id) {
+    for (RdmaPeer.Path p : paths) if (p.peerKey.equals(peerKey)) p.regions.remove(id);
+  }
+
+  int pollCompletions() {
+    if (laneCount == 0 && inFlight == 0) return 0;
+    int total = 0;
+    int n;
+    do {
+      try {
+        n = cq.poll(wcs);
+      } catch (RuntimeException e) {
+        failEverything(TransportError.RDMA_OP, "completion queue of " + name + " failed: " + e.getMessage());
+        return total + 1;
+      }
+      for (int i = 0; i < n; i++) {
+        RdmaLane lane = lane(wcs.qpNumber(i));
+        if (lane == null) continue;
+        long wrId = wcs.wrId(i);
+        if ((wrId & RECEIVE_TAG) != 0) received(lane, i, (int) wrId);
+        else if (wcs.succeeded(i)) poster.sendCompleted(lane, wrId);
+        else poster.sendFailed(lane, wrId, wcs.status(i));
+      }
+      total += n;
+    } while (n == wcs.capacity());
+    if (total > 0) for (RdmaLane l : lanes) if (!l.waiting.isEmpty()) poster.drainWaiting(l);
+    return total;
+  }
+
+  private void received(RdmaLane lane, int i, int slot) {
+    if (!wcs.succeeded(i)) return; // flushed when the queue pair left service
+    inbound.peer(lane.peerKey).record(lane.receivedNote(slot), null, null);
+    if (lane.broken || lane.closed) return;
+    try {
+      lane.postReceive(receive, slot);
+    } catch (RuntimeException e) {
+      lane.breakWith("reposting a notification receive failed: " + e.getMessage());
+      log.warn("{}: {}: {}", name, lane, lane.brokenReason);
+    }
+  }
+
+  /** A queue pair whose work completed with {@code IBV_WC_RETRY_EXC_ERR}: its peer does not answer. */
+  void peerUnreachable(RdmaLane lane, String why) {
+    listener.peerLost(lane.peerKey, TransportError.PEER_LOST, why);
+  }
+
+  /** Takes a connected lane into service (worker thread). */
+  void addLane(RdmaLane lane) {
+    lanes.add(lane);
+    poster.receivesPosted(lane.receiveDepth);
+    if ((laneCount + 1) * 2 > laneKeys.length) rehash(laneKeys.length * 2);
+    putLane(lane);
+  }
+
+  void addPath(RdmaPeer.Path path) {
+    paths.add(path);
+  }
+
+  /**
+   * Ends lanes and paths of one peer (disconnect, replacement): fails what they hold with {@code error}, closes
+   * their queue pairs.
+   */
+  void removeLanes(List<RdmaLane> gone, RdmaPeer.Path path, TransportError error, String reason) {
+    if (path != null) {
+      paths.remove(path);
+      for (RdmaPeer.RemoteRdmaRegion r : path.regions.values()) {
+        inFlight -= r.waiting.size();
+        for (TransferOp op : r.waiting) op.transferFailed(error, reason);
+        r.waiting.clear();
+      }
+      path.regions.clear();
+    }
+    for (RdmaLane l : gone) {
+      poster.failLane(l, error, reason);
+      lanes.remove(l);
+      closeLane(l);
+    }
+    rehash(laneKeys.length);
+  }
+
+  private void closeLane(RdmaLane l) {
+    poster.forget(l);
+    try {
+      l.close();
+    } catch (RuntimeException e) {
+      log.warn("{}: closing {} failed: {}", name, l, e.toString());
+    }
+  }
+
+  private void failEverything(TransportError error, String reason) {
+    for (RdmaPeer.Path p : paths) {
+      for (RdmaPeer.RemoteRdmaRegion r : p.regions.values()) {
+        for (TransferOp op : r.waiting) op.transferFailed(error, reason);
+        r.waiting.clear();
+      }
+      p.regions.clear();
+    }
+    for (RdmaLane l : lanes) {
+      poster.failLane(l, error, reason);
+      l.breakWith(reason);
+    }
+    inFlight = 0;
+  }
+
+  int lanes() {
+    return lanes.size();
+  }
+
+  private RdmaLane lane(int qpn) {
+    int mask = laneKeys.length - 1;
+    for (int i = (qpn * 0x9E3779B9) >>> 8 & mask; laneValues[i] != null; i = (i + 1) & mask) if (laneKeys[i] == qpn) return laneValues[i];
+    return null;
+  }
+
+  private void putLane(RdmaLane l) {
+    int mask = laneKeys.length - 1;
+    int i = (l.qpNumber * 0x9E3779B9) >>> 8 & mask;
+    while (laneValues[i] != null && laneKeys[i] != l.qpNumber) i = (i + 1) & mask;
+    if (laneValues[i] == null) laneCount++;
+    laneKeys[i] = l.qpNumber;
+    laneValues[i] = l;
+  }
+
+  private void rehash(int capacity) {
+    laneKeys = new int[capacity];
+    laneValues = new RdmaLane[capacity];
+    laneCount = 0;
+    for (RdmaLane l : lanes) putLane(l);
+  }
+
+  // ---- closing ----
+
+  /** Asks the worker to fail everything and close its queue pairs, queue and channel; waits up to {@code waitMillis}. */
+  void close(long waitMillis) {
+    closing = true;
+    wakeup();
+    if (owner.compareAndSet(FRESH, CLOSED_BY_CLOSER)) {
+      shutdown();
+      return;
+    }
+    try {
+      if (!closedLatch.await(waitMillis, TimeUnit.MILLISECONDS))
+        log.error("{}: the worker did not finish closing within {} ms; its queue pairs stay open", name, waitMillis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void shutdown() {
+    if (closed) return;
+    while (submitting.get() != 0) Thread.onSpinWait();
+    String reason = "RDMA backend of engine '" + engineKey + "' is closed";
+    Runnable t;
+    while ((t = tasks.poll()) != null) runSafely(t);
+    TransferOp op;
+    while ((op = ops.poll()) != null) op.transferFailed(TransportError.BAD_STATE, reason);
+    failEverything(TransportError.BAD_STATE, reason);
+    for (RdmaLane l : lanes) closeLane(l);
+    lanes.clear();
+    paths.clear();
+    rehash(16);
+    try {
+      cq.close();
+    } catch (RuntimeException e) {
+      log.warn("{}: closing the completion queue failed: {}", name, e.toString());
+    }
+    if (channel != null) {
+      try {
+        channel.close();
+      } catch (RuntimeException e) {
+        log.warn("{}: closing the completion channel failed: {}", name, e.toString());
+      }
+    }
+    closed = true;
+    closedLatch.countDown();
+    while ((t = tasks.poll()) != null) runSafely(t);
+  }
+
+  private void runSafely(Runnable t) {
+    try {
+      t.run();
+    } catch (RuntimeException e) {
+      log.error("{}: task failed", name, e);
+    }
+  }
+}
