@@ -232,6 +232,24 @@ public final class IbVerbs {
     }
   }
 
+  /**
+   * {@code ibv_get_cq_event} into caller-owned slots, allocating nothing and throwing nothing for a failed
+   * read: 0 with the CQ's pointer in {@code cqSlot} (an {@code ADDRESS}) and its context in
+   * {@code contextSlot}, or the errno (e.g. {@code EAGAIN} on a non-blocking channel with no event). For
+   * waiters that poll the channel's descriptor themselves and take events on every wake-up.
+   */
+  public static int getCqEvent(MemorySegment channel, MemorySegment cqSlot, MemorySegment contextSlot,
+      MemorySegment errnoState) {
+    try {
+      int rc = (int) handle(GET_CQ_EVENT, "ibv_get_cq_event").invokeExact(errnoState, channel, cqSlot, contextSlot);
+      if (rc == 0) return 0;
+      int errno = Errno.read(errnoState);
+      return rc > 0 ? rc : errno != 0 ? errno : Errno.EIO;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
   public static void ackCqEvents(MemorySegment cq, int events) {
     try {
       handle(ACK_CQ_EVENTS, "ibv_ack_cq_events").invokeExact(cq, events);

@@ -7,6 +7,7 @@ import static org.mori4j.natives.verbs.LibcFds.POLLIN;
 import static org.mori4j.natives.verbs.LibcFds.POLLNVAL;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
@@ -52,6 +53,14 @@ final class EventWait implements AutoCloseable {
       LibcFds.close(eventFd);
       throw e;
     }
+  }
+
+  /**
+   * Scratch memory for the waiting thread's {@code takeEvent} calls, from this wait's arena: it lives exactly
+   * as long as this object, and {@link #close} fails while a downcall of the waiter still uses it.
+   */
+  MemorySegment allocate(MemoryLayout layout) {
+    return arena.allocate(layout);
   }
 
   /**

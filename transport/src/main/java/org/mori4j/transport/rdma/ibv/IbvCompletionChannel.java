@@ -1,8 +1,10 @@
 package org.mori4j.transport.rdma.ibv;
 
+import static java.lang.foreign.ValueLayout.ADDRESS;
+
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.util.function.BooleanSupplier;
-import org.mori4j.natives.NativeException;
 import org.mori4j.natives.verbs.Errno;
 import org.mori4j.natives.verbs.IbVerbs;
 import org.mori4j.natives.verbs.LibcFds;
@@ -16,24 +18,28 @@ import org.mori4j.transport.rdma.verbs.CompletionChannel;
  * {@link #await} sleeps in {@code ppoll} on that descriptor and a wake-up eventfd ({@link EventWait}), then
  * takes each pending event with {@code ibv_get_cq_event} and acknowledges it at once with
  * {@code ibv_ack_cq_events(cq, 1)}: an unacknowledged event would make {@code ibv_destroy_cq} wait forever.
+ * Waiting and taking events allocate nothing.
  */
 final class IbvCompletionChannel implements CompletionChannel {
   private final VerbsCompletionChannel channel;
   private final EventWait wait;
-  // Bound once so that await allocates no lambda per call.
-  private final BooleanSupplier takeEvent = this::takeEvent;
+  private final CqEvents events;
 
   private IbvCompletionChannel(VerbsCompletionChannel channel, EventWait wait) {
     this.channel = channel;
     this.wait = wait;
+    this.events = new CqEvents(channel.handle(), wait);
   }
 
   static IbvCompletionChannel create(VerbsContext context) {
     VerbsCompletionChannel channel = context.createCompletionChannel();
+    EventWait wait = null;
     try {
       LibcFds.setNonBlocking(channel.fd());
-      return new IbvCompletionChannel(channel, new EventWait(channel.fd()));
+      wait = new EventWait(channel.fd());
+      return new IbvCompletionChannel(channel, wait);
     } catch (RuntimeException e) {
+      if (wait != null) wait.close();
       channel.close();
       throw e;
     }
@@ -45,25 +51,12 @@ final class IbvCompletionChannel implements CompletionChannel {
 
   @Override
   public int await(long maxNanos) {
-    return wait.await(maxNanos, takeEvent);
+    return wait.await(maxNanos, events);
   }
 
   @Override
   public void wakeup() {
     wait.wakeup();
-  }
-
-  private boolean takeEvent() {
-    MemorySegment cq;
-    try {
-      cq = channel.awaitEvent();
-    } catch (NativeException e) {
-      // The descriptor is non-blocking: EAGAIN means the event ppoll saw is gone (nothing to take).
-      if (e.code() == Errno.EAGAIN) return false;
-      throw e;
-    }
-    IbVerbs.ackCqEvents(cq, 1);
-    return true;
   }
 
   /** Closes the wake-up side, then destroys the channel (which fails, EBUSY, while a CQ still uses it). */
@@ -76,5 +69,34 @@ final class IbvCompletionChannel implements CompletionChannel {
   @Override
   public String toString() {
     return "ibverbs completion channel " + channel;
+  }
+
+  /**
+   * Takes one event from a channel whose descriptor is non-blocking: {@code ibv_get_cq_event} into slots
+   * allocated once from the wait's arena, then {@code ibv_ack_cq_events(cq, 1)}. False when there was none
+   * ({@code EAGAIN}: the event {@code ppoll} saw is gone); any other errno is thrown. Separate from the
+   * channel so that it runs in tests on a hand-built {@code ibv_comp_channel} over an eventfd.
+   */
+  static final class CqEvents implements BooleanSupplier {
+    private final MemorySegment channel;
+    private final MemorySegment cqSlot;
+    private final MemorySegment contextSlot;
+    private final MemorySegment errno;
+
+    CqEvents(MemorySegment channel, EventWait scratchOwner) {
+      this.channel = channel;
+      this.cqSlot = scratchOwner.allocate(ADDRESS);
+      this.contextSlot = scratchOwner.allocate(ADDRESS);
+      this.errno = scratchOwner.allocate(Linker.Option.captureStateLayout());
+    }
+
+    @Override
+    public boolean getAsBoolean() {
+      int rc = IbVerbs.getCqEvent(channel, cqSlot, contextSlot, errno);
+      if (rc == Errno.EAGAIN) return false;
+      if (rc != 0) throw IbVerbs.failure("ibv_get_cq_event", rc);
+      IbVerbs.ackCqEvents(cqSlot.get(ADDRESS, 0), 1);
+      return true;
+    }
   }
 }

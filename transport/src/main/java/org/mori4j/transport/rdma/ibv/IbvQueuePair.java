@@ -156,12 +156,13 @@ final class IbvQueuePair implements QueuePair {
     return new PostException(e.library(), e.function(), e.code(), e.codeName(), posted, message);
   }
 
-  private static PostException tooLong(String function, int count, int depth) {
+  /** A chain longer than the queue: refused before the provider sees it, so nothing of it is posted. */
+  static PostException tooLong(String function, int count, int depth) {
     return new PostException(IbVerbs.LIBRARY, function, Errno.ENOMEM, "ENOMEM", 0, function + " refused: a chain of "
         + count + " requests is longer than the queue's " + depth + " slots; nothing was posted");
   }
 
-  private static void checkRange(String what, int capacity, int from, int count) {
+  static void checkRange(String what, int capacity, int from, int count) {
     if (from < 0 || count < 0 || from > capacity - count) {
       throw new IndexOutOfBoundsException(what + " requests from " + from + " count " + count + " of " + capacity);
     }

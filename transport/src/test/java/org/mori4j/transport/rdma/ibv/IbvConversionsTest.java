@@ -7,6 +7,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mori4j.natives.verbs.CLayout.offset;
 import static org.mori4j.natives.verbs.VerbsConstants.*;
@@ -221,6 +222,24 @@ class IbvConversionsTest {
     PostException unknown = IbvQueuePair.postException(new VerbsPostException("ibv_post_send", Errno.EINVAL, "EINVAL", -1, 2, "m"));
     assertEquals(0, unknown.posted());
     assertTrue(unknown.getMessage().contains("bad_wr is not a request of the chain"), unknown.getMessage());
+  }
+
+  @Test
+  void chainsLongerThanTheQueueAndRangesOutsideTheArrayAreRefused() {
+    PostException e = IbvQueuePair.tooLong("ibv_post_send", 300, 256);
+    assertEquals(0, e.posted());
+    assertEquals(Errno.ENOMEM, e.code());
+    assertEquals("ibv_post_send refused: a chain of 300 requests is longer than the queue's 256 slots; nothing was posted",
+        e.getMessage());
+    IbvQueuePair.checkRange("send", 8, 0, 8);
+    IbvQueuePair.checkRange("send", 8, 8, 0);
+    IndexOutOfBoundsException r = assertThrows(IndexOutOfBoundsException.class,
+        () -> IbvQueuePair.checkRange("receive", 8, 5, 4));
+    assertEquals("receive requests from 5 count 4 of 8", r.getMessage());
+    assertThrows(IndexOutOfBoundsException.class, () -> IbvQueuePair.checkRange("send", 8, -1, 1));
+    assertThrows(IndexOutOfBoundsException.class, () -> IbvQueuePair.checkRange("send", 8, 0, -1));
+    assertThrows(IndexOutOfBoundsException.class,
+        () -> IbvQueuePair.checkRange("send", 8, Integer.MAX_VALUE, 2));
   }
 
   @Test
