@@ -1,0 +1,478 @@
+package org.mori4j.shmem;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.mori4j.natives.gpu.DeviceBuffer;
+import org.mori4j.natives.gpu.GpuModule;
+import org.mori4j.natives.gpu.GpuRuntime;
+import org.mori4j.natives.gpu.GpuRuntimes;
+import org.mori4j.natives.gpu.GpuStream;
+import org.mori4j.natives.gpu.IpcMapping;
+import org.mori4j.natives.gpu.PointerInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One processing element (PE) of MORI shmem: this process's member of a group of PEs, one per GPU, that share
+ * a symmetric heap. The host API mirrors MORI's ({@code shmem_get_unique_id}, {@code shmem_init_attr},
+ * {@code shmem_mype}, {@code shmem_malloc}, {@code shmem_ptr_p2p}, {@code shmem_barrier_all},
+ * {@code shmem_module_init}, {@code shmem_finalize}) as methods of an instance, so that tests may run several
+ * PEs in one JVM. Start one with {@link #initWithUniqueId} (rank 0 calls {@link #getUniqueId()} and passes the
+ * bytes to the others out of band) or {@link #initFromCluster} (the members of a Pekko Cluster with the
+ * {@code shmem} role).
+ *
+ * <p>At init every PE allocates its heap ({@code MORI_SHMEM_HEAP_SIZE}) on its GPU and maps every other PE's
+ * heap that it can reach directly (see {@link PeerPaths}). {@link #malloc} and the other allocation calls are
+ * collective: every PE calls them in the same order with the same arguments and gets the same offset into its
+ * own heap; a PE that asks for something else makes every PE's call fail with both values named. Kernels reach
+ * the heap through the device library ({@link ShmemKernels}) after {@link #moduleInit}.
+ *
+ * <p>Failures: a PE that dies or disconnects makes every collective call the others are waiting in (or make
+ * later) throw a {@link ShmemException} naming it; no call waits longer than {@code mori4j.shmem.timeout}.
+ * Threads: collective calls of one PE are serialised; {@link #ptrP2p} and the queries may be called from any
+ * thread. {@link #finalizeShmem()} frees the heap and closes every mapping this PE opened.
+ */
+public final class Shmem implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Shmem.class);
+  /** Listening sockets that {@link #getUniqueId} reserved for a rank 0 of this process, by id. */
+  private static final Map<UniqueId, ServerSocket> RESERVED = new ConcurrentHashMap<>();
+
+  private final ShmemConfig config;
+  private final GpuRuntime gpu;
+  private final int device;
+  private final Bootstrap bootstrap;
+  private final DeviceBuffer heapMemory;
+  private final SymmetricHeap heap;
+  private final PeerPaths paths;
+  private final List<IpcMapping> heapMappings = new ArrayList<>();
+  private final long[] peerHeapBase;
+  private final GpuStates states;
+  /** Registered buffers by local address. */
+  private final TreeMap<Long, Registration> registrations = new TreeMap<>();
+  private long history = 17;
+  private long streamBarriers;
+  private GpuModule barrierModule;
+  private volatile boolean finalized;
+
+  private Shmem(ShmemConfig config, GpuRuntime gpu, Bootstrap bootstrap) {
+    this.config = config;
+    this.gpu = gpu;
+    this.bootstrap = bootstrap;
+    int rank = bootstrap.rank(), n = bootstrap.size();
+    if (n > GpuStates.MAX_PES) throw new IllegalArgumentException("nPes " + n + " is above the device library's limit of " + GpuStates.MAX_PES);
+    int count = gpu.deviceCount();
+    this.device = config.device() >= 0 ? config.device() : rank % count;
+    if (device >= count) throw new IllegalArgumentException("PE " + rank + ": device " + device + " does not exist (" + count + " GPUs visible)");
+    this.heap = new SymmetricHeap(config.heapSize());
+    DeviceBuffer memory = null;
+    try {
+      memory = gpu.allocDevice(device, config.heapSize());
+      gpu.fill(memory.address(), (byte) 0, config.heapSize());
+      PeerInfo mine = new PeerInfo(rank, PeerInfo.localHost(), ProcessHandle.current().pid(), gpu.pciBusId(device), device, config.heapSize(),
+          memory.address(), gpu.ipcHandle(memory.address()));
+      byte[][] all = bootstrap.allGather(mine.toBytes(), false);
+      PeerInfo[] peers = new PeerInfo[n];
+      for (int p = 0; p < n; p++) {
+        peers[p] = PeerInfo.fromBytes(all[p], p);
+        if (peers[p].rank() != p) throw new ShmemException("PE " + p + " says it is rank " + peers[p].rank());
+        if (peers[p].heapSize() != config.heapSize())
+          throw new ShmemException("heap sizes differ: PE " + p + " has " + peers[p].heapSize() + " bytes, PE " + rank + " has " + config.heapSize()
+              + " (MORI_SHMEM_HEAP_SIZE must be the same on every PE)");
+      }
+      this.paths = new PeerPaths(gpu, device, peers, rank, config.disableP2p());
+      long[] bases = new long[n];
+      byte[][] handles = new byte[n][];
+      for (int p = 0; p < n; p++) {
+        bases[p] = peers[p].heapBase();
+        handles[p] = peers[p].heapHandle();
+      }
+      String problem = null;
+      long[] mapped = new long[n];
+      try {
+        mapped = paths.map(bases, new long[n], handles, heapMappings);
+      } catch (RuntimeException e) {
+        problem = "PE " + rank + " could not map the heaps of its peers: " + e.getMessage();
+      }
+      // every PE learns whether all mapped: one that failed must not leave the others using a half-built group
+      checkAlike(new CollectiveCall("init-mapped", new long[0], 0, problem, new byte[0]));
+      this.peerHeapBase = mapped;
+      this.heapMemory = memory;
+      paths.log();
+      long flags = config.disableP2p() ? GpuStates.FLAG_P2P_DISABLED : 0;
+      this.states = new GpuStates(rank, n, (int) flags, config.heapSize(), memory.address(), 0, config.deviceWaitTimeout().toNanos(), mapped);
+      LOG.info("shmem PE {}/{} up on GPU {} ({}), heap {} bytes at 0x{}", rank, n, device, gpu.pciBusId(device), config.heapSize(),
+          Long.toHexString(memory.address()));
+    } catch (RuntimeException e) {
+      for (IpcMapping m : heapMappings) m.close();
+      heapMappings.clear();
+      if (memory != null) memory.close();
+      bootstrap.close();
+      throw e;
+    }
+  }
+
+  // ---------------------------------------------------------------- init
+
+  /** A unique id for a new group, listening on {@code mori4j.shmem.bootstrap-host} (MORI's {@code shmem_get_unique_id}). */
+  public static byte[] getUniqueId() {
+    return getUniqueId(ShmemConfig.load());
+  }
+
+  /**
+   * A unique id for a new group: reserves a listening port on {@code config.bootstrapHost()} that rank 0's
+   * {@link #initWithUniqueId} takes over when it runs in this process (otherwise rank 0 binds the id's
+   * address itself). Returns the id's {@link UniqueId#BYTES} bytes, to be passed to every PE.
+   */
+  public static byte[] getUniqueId(ShmemConfig config) {
+    try {
+      ServerSocket server = new ServerSocket();
+      server.bind(new InetSocketAddress(InetAddress.getByName(config.bootstrapHost()), 0));
+      UniqueId id = UniqueId.fresh((InetSocketAddress) server.getLocalSocketAddress());
+      RESERVED.put(id, server);
+      return id.toBytes();
+    } catch (IOException e) {
+      throw new ShmemException("cannot listen for the shmem bootstrap on " + config.bootstrapHost() + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** {@link #initWithUniqueId(int, int, byte[], ShmemConfig)} with the settings of reference.conf and the environment. */
+  public static Shmem initWithUniqueId(int rank, int nPes, byte[] uniqueId) {
+    return initWithUniqueId(rank, nPes, uniqueId, ShmemConfig.load());
+  }
+
+  /**
+   * Joins the group of {@code nPes} PEs named by {@code uniqueId} as {@code rank} (MORI's
+   * {@code shmem_init_attr(MORI_SHMEM_INIT_WITH_UNIQUEID, ...)}). Collective: returns when every PE has joined
+   * and mapped its peers' heaps, or throws after at most {@code config.timeout()}.
+   */
+  public static Shmem initWithUniqueId(int rank, int nPes, byte[] uniqueId, ShmemConfig config) {
+    UniqueId id = UniqueId.fromBytes(uniqueId);
+    if (nPes < 1 || nPes > GpuStates.MAX_PES) throw new IllegalArgumentException("nPes " + nPes + " is out of range 1.." + GpuStates.MAX_PES);
+    if (rank < 0 || rank >= nPes) throw new IllegalArgumentException("rank " + rank + " is out of range 0.." + (nPes - 1));
+    GpuRuntime gpu = GpuRuntimes.select(config.gpuRuntime());
+    ServerSocket reserved = rank == 0 ? RESERVED.remove(id) : null;
+    Bootstrap b = TcpBootstrap.join(id, rank, nPes, config.timeout(), reserved);
+    return new Shmem(config, gpu, b);
+  }
+
+  /** {@link #initFromCluster(ActorSystem, int, ShmemConfig)} with the settings of reference.conf and the environment. */
+  public static Shmem initFromCluster(ActorSystem<?> system, int nPes) {
+    return initFromCluster(system, nPes, ShmemConfig.load());
+  }
+
+  /**
+   * Joins the group formed by the members of {@code system}'s cluster that have the role
+   * {@code config.clusterRole()} (the JVM analogue of MORI's torch process group): waits until {@code nPes}
+   * of them are up, ranks them by address (sorted, so every member computes the same ranks) and exchanges
+   * through cluster messages. A member that becomes unreachable, leaves or is removed fails the others' calls.
+   */
+  public static Shmem initFromCluster(ActorSystem<?> system, int nPes, ShmemConfig config) {
+    if (nPes < 1 || nPes > GpuStates.MAX_PES) throw new IllegalArgumentException("nPes " + nPes + " is out of range 1.." + GpuStates.MAX_PES);
+    GpuRuntime gpu = GpuRuntimes.select(config.gpuRuntime());
+    Bootstrap b = ClusterBootstrap.join(system, nPes, config.clusterRole(), config.timeout());
+    return new Shmem(config, gpu, b);
+  }
+
+  // ---------------------------------------------------------------- queries
+
+  public int myPe() {
+    return bootstrap.rank();
+  }
+
+  public int nPes() {
+    return bootstrap.size();
+  }
+
+  /** Queue pairs per peer for RDMA; 1, since this library reaches peers by P2P only. */
+  public int numQpPerPe() {
+    return 1;
+  }
+
+  /** The GPU ordinal (in this process) of this PE's heap. */
+  public int device() {
+    return device;
+  }
+
+  public GpuRuntime gpu() {
+    return gpu;
+  }
+
+  public ShmemConfig config() {
+    return config;
+  }
+
+  /** This PE's heap in this process. */
+  public long heapBase() {
+    checkLive();
+    return heapMemory.address();
+  }
+
+  public long heapSize() {
+    return config.heapSize();
+  }
+
+  /** What {@link #moduleInit} writes into a module's {@code globalGpuStates}. */
+  public GpuStates gpuStates() {
+    return states;
+  }
+
+  public boolean isFinalized() {
+    return finalized;
+  }
+
+  // ---------------------------------------------------------------- symmetric heap
+
+  /** {@code size} bytes of the symmetric heap, 256-byte aligned; collective. Returns this PE's address. */
+  public long malloc(long size) {
+    return allocate("malloc", size, SymmetricHeap.DEFAULT_ALIGNMENT, 0);
+  }
+
+  /** {@code size} bytes aligned to {@code alignment} (a power of two); collective. */
+  public long mallocAlign(long alignment, long size) {
+    return allocate("mallocAlign", size, alignment, 0);
+  }
+
+  /**
+   * {@code size} bytes with MORI's allocation {@code flags} (HIP's {@code hipDeviceMallocUncached} and the
+   * like); collective, and the flags must match on every PE. The heap is allocated once at init, so the flags
+   * do not change how this memory behaves; they are checked and recorded for parity with MORI.
+   */
+  public long extMallocWithFlags(long size, int flags) {
+    return allocate("extMallocWithFlags", size, SymmetricHeap.DEFAULT_ALIGNMENT, flags);
+  }
+
+  private synchronized long allocate(String op, long size, long alignment, int flags) {
+    checkLive();
+    String problem = size <= 0 ? op + ": size " + size + " must be positive"
+        : alignment <= 0 || Long.bitCount(alignment) != 1 ? op + ": alignment " + alignment + " is not a power of two"
+        : flags < 0 ? op + ": flags " + flags + " must not be negative" : null;
+    CollectiveCall mine = new CollectiveCall(op, new long[] {size, alignment, flags}, history);
+    checkAlike(problem == null ? mine : mine.withProblem(problem));
+    long offset = heap.allocate(size, alignment);
+    if (offset < 0) {
+      throw new ShmemException(op + "(" + size + " bytes, alignment " + alignment + "): the symmetric heap of " + heap.size() + " bytes has no room (in use "
+          + heap.usedBytes() + ", largest free range " + heap.largestFree() + "); raise MORI_SHMEM_HEAP_SIZE");
+    }
+    history = history * 31 + offset;
+    return heapMemory.address() + offset;
+  }
+
+  /** Gives back what {@link #malloc} returned; collective. {@code 0} is allowed and does nothing (still collective). */
+  public synchronized void free(long ptr) {
+    checkLive();
+    long offset = ptr == 0 ? -1 : ptr - heapMemory.address();
+    String problem = ptr != 0 && (offset < 0 || heap.allocationAt(offset) == null || heap.allocationAt(offset)[0] != offset)
+        ? "free(0x" + Long.toHexString(ptr) + "): not the start of a symmetric allocation of PE " + myPe() : null;
+    CollectiveCall mine = new CollectiveCall("free", new long[] {offset}, history);
+    checkAlike(problem == null ? mine : mine.withProblem(problem));
+    if (offset >= 0) {
+      heap.free(offset);
+      history = history * 31 - offset;
+    }
+  }
+
+  /**
+   * Makes {@code size} bytes of device memory at {@code ptr} (allocated elsewhere, e.g. by a framework, on this
+   * PE's GPU) reachable from the other PEs; collective, with the same size on every PE. Afterwards
+   * {@link #ptrP2p} translates addresses inside it. Returns 0 (MORI's status code); errors throw.
+   */
+  public synchronized int bufferRegister(long ptr, long size) {
+    checkLive();
+    String problem = null;
+    byte[] handle = new byte[0];
+    long base = 0;
+    try {
+      PointerInfo info = gpu.requireDeviceMemory(ptr, size, device);
+      if (ptr < heapMemory.address() + heap.size() && ptr + size > heapMemory.address()) problem = "it overlaps the symmetric heap, which is symmetric already";
+      Map.Entry<Long, Registration> before = registrations.floorEntry(ptr + size - 1);
+      if (before != null && before.getKey() + before.getValue().size > ptr) problem = "it overlaps the registered buffer at 0x" + Long.toHexString(before.getKey());
+      base = info.rangeStart();
+      if (problem == null) handle = gpu.ipcHandle(base);
+    } catch (RuntimeException e) {
+      problem = e.getMessage();
+    }
+    CollectiveCall mine = new CollectiveCall("bufferRegister", new long[] {size}, history, problem == null ? null
+        : "bufferRegister(0x" + Long.toHexString(ptr) + ", " + size + ") on PE " + myPe() + ": " + problem, handle);
+    java.nio.ByteBuffer extra = java.nio.ByteBuffer.allocate(16 + handle.length).putLong(ptr).putLong(ptr - base).put(handle);
+    CollectiveCall[] all = checkAlike(mine.withExtra(extra.array()));
+    int n = nPes();
+    long[] addresses = new long[n], offsets = new long[n];
+    byte[][] handles = new byte[n][];
+    for (int p = 0; p < n; p++) {
+      java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(all[p].extra());
+      addresses[p] = b.getLong();
+      offsets[p] = b.getLong();
+      handles[p] = new byte[b.remaining()];
+      b.get(handles[p]);
+    }
+    List<IpcMapping> owned = new ArrayList<>();
+    long[] mapped = paths.map(addresses, offsets, handles, owned);
+    registrations.put(ptr, new Registration(ptr, size, mapped, owned));
+    return 0;
+  }
+
+  /** Undoes {@link #bufferRegister} (same pointer and size); collective. Closes the peers' mappings of it here. */
+  public synchronized int bufferDeregister(long ptr, long size) {
+    checkLive();
+    Registration r = registrations.get(ptr);
+    String problem = r == null ? "bufferDeregister(0x" + Long.toHexString(ptr) + "): not a registered buffer of PE " + myPe()
+        : r.size != size ? "bufferDeregister(0x" + Long.toHexString(ptr) + ", " + size + "): it was registered with " + r.size + " bytes" : null;
+    CollectiveCall mine = new CollectiveCall("bufferDeregister", new long[] {size}, history);
+    checkAlike(problem == null ? mine : mine.withProblem(problem));
+    registrations.remove(ptr).close();
+    return 0;
+  }
+
+  /**
+   * The address, in this process, of the object at {@code ptr} (in this PE's heap or a registered buffer) on
+   * PE {@code destPe}: {@code ptr} itself for this PE, 0 where {@code destPe} has no direct path (another host,
+   * {@code MORI_DISABLE_P2P}) or {@code ptr} is not symmetric memory. {@code myPe} must be this PE.
+   */
+  public long ptrP2p(long ptr, int myPe, int destPe) {
+    if (myPe != myPe()) throw new IllegalArgumentException("ptrP2p: myPe " + myPe + " is not this PE (" + myPe() + ")");
+    if (destPe < 0 || destPe >= nPes()) throw new IllegalArgumentException("ptrP2p: destPe " + destPe + " is out of range 0.." + (nPes() - 1));
+    if (finalized) return 0;
+    long offset = ptr - heapMemory.address();
+    if (offset >= 0 && offset < heap.size()) return peerHeapBase[destPe] == 0 ? 0 : peerHeapBase[destPe] + offset;
+    synchronized (this) {
+      Map.Entry<Long, Registration> e = registrations.floorEntry(ptr);
+      if (e == null || ptr >= e.getKey() + e.getValue().size) return 0;
+      long base = e.getValue().peers[destPe];
+      return base == 0 ? 0 : base + (ptr - e.getKey());
+    }
+  }
+
+  // ---------------------------------------------------------------- synchronisation
+
+  /** Returns when every PE has called it (host threads only: synchronize your streams first to order GPU work). */
+  public synchronized void barrierAll() {
+    checkLive();
+    checkAlike(new CollectiveCall("barrierAll", new long[0], history));
+  }
+
+  /**
+   * Queues a barrier on {@code stream} (on this PE's GPU): work queued after it on the stream starts once
+   * every PE's stream has reached its barrier, and work before it is visible to the other PEs. The kernel
+   * adds to a word in every PE's heap and waits for its own words (device-wait-timeout bounds the wait).
+   * Every PE must queue the same number of stream barriers.
+   */
+  public synchronized void barrierAll(GpuStream stream) {
+    checkLive();
+    if (stream.device() != device) throw new IllegalArgumentException("barrierAll: the stream is on GPU " + stream.device() + ", this PE on GPU " + device);
+    if (barrierModule == null) barrierModule = ShmemKernels.compile(this, "", "mori_shmem_barrier.cu");
+    streamBarriers++;
+    gpu.launch(barrierModule.function(ShmemKernels.STREAM_BARRIER_KERNEL), org.mori4j.natives.gpu.Dim3.of(1), org.mori4j.natives.gpu.Dim3.of(1), 0, stream,
+        org.mori4j.natives.gpu.KernelArgs.of().i64(streamBarriers));
+  }
+
+  /**
+   * Copies this PE's state into {@code module}'s {@code globalGpuStates} (MORI's {@code shmem_module_init}),
+   * so that the device library's calls in that module know the PE, the group and the heaps. The module must
+   * be loaded on this PE's GPU and compiled with this library's {@code mori_shmem.cuh}.
+   */
+  public void moduleInit(GpuModule module) {
+    checkLive();
+    if (module.device() != device) throw new IllegalArgumentException("moduleInit: the module is loaded on GPU " + module.device() + ", this PE is on GPU " + device);
+    GpuModule.GlobalSymbol g = module.global(GpuStates.SYMBOL);
+    if (g.size() != GpuStates.LAYOUT.byteSize())
+      throw new ShmemException("moduleInit: the module's " + GpuStates.SYMBOL + " is " + g.size() + " bytes, this library's is " + GpuStates.LAYOUT.byteSize()
+          + " (compiled against another mori_shmem.cuh?)");
+    byte[] bytes = states.toBytes();
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment host = arena.allocate(bytes.length, 8);
+      MemorySegment.copy(bytes, 0, host, ValueLayout.JAVA_BYTE, 0, bytes.length);
+      gpu.copyHostToDevice(g.address(), host, bytes.length);
+    }
+  }
+
+  // ---------------------------------------------------------------- end
+
+  /**
+   * Leaves the group (MORI's {@code shmem_finalize}): collective while the group is healthy (every PE stops
+   * using the others' heaps before any heap goes away), then frees the heap, closes every mapping of the
+   * peers' memory and the bootstrap. After a PE was lost it only frees this PE's resources. Idempotent.
+   */
+  public synchronized void finalizeShmem() {
+    if (finalized) return;
+    try {
+      if (bootstrap.failure() == null) bootstrap.allGather(new CollectiveCall("finalize", new long[0], history).toBytes(), true);
+    } catch (ShmemException e) {
+      LOG.warn("shmem PE {}: finalize without the others: {}", myPe(), e.getMessage());
+    } finally {
+      finalized = true;
+      if (barrierModule != null) barrierModule.close();
+      for (Registration r : registrations.values()) r.close();
+      registrations.clear();
+      for (IpcMapping m : heapMappings) m.close();
+      heapMappings.clear();
+      heapMemory.close();
+      bootstrap.close();
+    }
+  }
+
+  @Override
+  public void close() {
+    finalizeShmem();
+  }
+
+  /** Exchanges {@code mine} and fails alike on every PE unless every PE made the same call with no problem. */
+  private CollectiveCall[] checkAlike(CollectiveCall mine) {
+    byte[][] raw = bootstrap.allGather(mine.toBytes(), false);
+    CollectiveCall[] all = new CollectiveCall[raw.length];
+    for (int p = 0; p < raw.length; p++) all[p] = CollectiveCall.fromBytes(raw[p], p);
+    StringBuilder problems = new StringBuilder();
+    for (CollectiveCall c : all) if (c.problem() != null) problems.append(problems.isEmpty() ? "" : "; ").append(c.problem());
+    if (!problems.isEmpty()) throw new IllegalArgumentException(problems.toString());
+    for (int p = 0; p < all.length; p++) {
+      CollectiveCall c = all[p];
+      if (!c.op().equals(mine.op()) || !Arrays.equals(c.args(), mine.args())) {
+        throw new ShmemException(mine.op() + " is collective and every PE must call it alike: " + describe(all));
+      }
+      if (c.history() != mine.history()) {
+        throw new ShmemException(mine.op() + ": the PEs' heaps have diverged (PE " + p + " and PE " + myPe()
+            + " did not make the same malloc/free calls before this one)");
+      }
+    }
+    return all;
+  }
+
+  private static String describe(CollectiveCall[] all) {
+    StringBuilder s = new StringBuilder();
+    for (int p = 0; p < all.length; p++) {
+      CollectiveCall c = all[p];
+      if (p > 0) s.append(", ");
+      s.append("PE ").append(p).append(" called ").append(c.op());
+      switch (c.op()) {
+        case "malloc", "mallocAlign", "extMallocWithFlags" -> s.append("(size ").append(c.args()[0]).append(", alignment ").append(c.args()[1])
+            .append(c.args()[2] != 0 ? ", flags " + c.args()[2] : "").append(')');
+        case "free" -> s.append("(heap offset ").append(c.args()[0]).append(')');
+        case "bufferRegister", "bufferDeregister" -> s.append("(size ").append(c.args()[0]).append(')');
+        default -> s.append("()");
+      }
+    }
+    return s.toString();
+  }
+
+  private void checkLive() {
+    if (finalized) throw new IllegalStateException("shmem PE " + myPe() + " is finalized");
+  }
+
+  /** A buffer registered with {@link #bufferRegister}: where each PE's copy is mapped here, and the mappings it owns. */
+  private record Registration(long address, long size, long[] peers, List<IpcMapping> mappings) {
+    void close() {
+      for (IpcMapping m : mappings) m.close();
+    }
+  }
+}
