@@ -27,6 +27,8 @@ import org.mori4j.natives.verbs.LibcFds;
 final class EventWait implements AutoCloseable {
   /** At most this many events per {@link #await}, so one busy channel cannot keep the caller from its CQs. */
   static final int MAX_EVENTS_PER_AWAIT = 64;
+  /** How long {@link #close} waits for concurrent wake-ups to leave their downcall. */
+  static final long CLOSE_PATIENCE_NANOS = 200_000_000L;
 
   private final int watchedFd;
   private final int eventFd;
@@ -112,27 +114,44 @@ final class EventWait implements AutoCloseable {
     LibcFds.read(eventFd, drained, errno);
   }
 
-  /** Makes the current or the next {@link #await} return at once. Any thread; allocates nothing. */
+  /**
+   * Makes the current or the next {@link #await} return at once. Any thread; allocates nothing. After
+   * {@link #close} it does nothing: no wait is left to end, and a waker racing the close must not fail.
+   */
   void wakeup() {
-    if (closed.get()) throw new IllegalStateException("the event wait on descriptor " + watchedFd + " is closed");
-    // -1 can only mean the counter is saturated, i.e. a wake-up is already pending.
-    LibcFds.writeUnchecked(eventFd, one);
+    if (closed.get()) return;
+    try {
+      // -1 can only mean the counter is saturated, i.e. a wake-up is already pending.
+      LibcFds.writeUnchecked(eventFd, one);
+    } catch (IllegalStateException e) {
+      // The arena closed between the check and the call: the eventfd was never touched (it closes after).
+      if (!closed.get()) throw e;
+    }
   }
 
   /**
-   * Frees the scratch memory, then the eventfd. The arena closes first: that fails (IllegalStateException)
-   * while another thread is inside {@link #await} or {@link #wakeup}, so the eventfd's number can never be
-   * reused under a late wake-up. Wake the waiter and let it return before closing.
+   * Frees the scratch memory, then the eventfd. The arena closes first, so a late wake-up fails on the closed
+   * segment instead of writing to a descriptor number that may already be reused. Closing a shared arena
+   * fails while a downcall uses its memory: a concurrent {@link #wakeup} is over in microseconds, so the close
+   * retries for up to {@link #CLOSE_PATIENCE_NANOS}; a thread still inside {@link #await} after that makes it
+   * fail (IllegalStateException) with nothing freed. Wake the waiter and let it return before closing.
    */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) return;
-    try {
-      arena.close();
-    } catch (IllegalStateException e) {
-      closed.set(false);
-      throw new IllegalStateException("the event wait on descriptor " + watchedFd
-          + " is in use by another thread (wake it and let await return before closing)", e);
+    long start = System.nanoTime();
+    while (true) {
+      try {
+        arena.close();
+        break;
+      } catch (IllegalStateException e) {
+        if (System.nanoTime() - start > CLOSE_PATIENCE_NANOS) {
+          closed.set(false);
+          throw new IllegalStateException("the event wait on descriptor " + watchedFd
+              + " is in use by another thread (wake it and let await return before closing)", e);
+        }
+        Thread.yield();
+      }
     }
     LibcFds.close(eventFd);
   }

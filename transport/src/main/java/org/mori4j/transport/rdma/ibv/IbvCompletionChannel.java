@@ -18,7 +18,7 @@ import org.mori4j.transport.rdma.verbs.CompletionChannel;
  * {@link #await} sleeps in {@code ppoll} on that descriptor and a wake-up eventfd ({@link EventWait}), then
  * takes each pending event with {@code ibv_get_cq_event} and acknowledges it at once with
  * {@code ibv_ack_cq_events(cq, 1)}: an unacknowledged event would make {@code ibv_destroy_cq} wait forever.
- * Waiting and taking events allocate nothing.
+ * Waiting and taking events allocate nothing; a {@link #wakeup()} that races {@link #close()} does nothing.
  */
 final class IbvCompletionChannel implements CompletionChannel {
   private final VerbsCompletionChannel channel;

@@ -9,9 +9,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -153,18 +159,63 @@ class EventWaitTest {
       if (wait.await(1_000_000_000L, takeOne) != 1) throw new AssertionError("the raised event is taken");
     };
     for (int i = 0; i < 20_000; i++) round.run(); // let the JIT compile the wait
-    long before = threads.getCurrentThreadAllocatedBytes();
-    for (int i = 0; i < 5_000; i++) round.run();
-    long allocated = threads.getCurrentThreadAllocatedBytes() - before;
-    assertTrue(allocated < 64 * 1024, "5,000 wake/wait/event rounds allocated " + allocated + " bytes");
+    // The least of a few windows, so that a recompilation in one (after an earlier test's deoptimisation)
+    // does not count; one object per round would be at least 16 B x 5,000 = 80,000 bytes in every window.
+    long least = Long.MAX_VALUE;
+    for (int window = 0; window < 5 && least > 0; window++) {
+      long before = threads.getCurrentThreadAllocatedBytes();
+      for (int i = 0; i < 5_000; i++) round.run();
+      least = Math.min(least, threads.getCurrentThreadAllocatedBytes() - before);
+    }
+    assertTrue(least < 32 * 1024, "5,000 wake/wait/event rounds allocated " + least + " bytes");
   }
 
   @Test
-  void closingIsIdempotentAndAClosedWaitRefusesWakeups() {
+  void closingIsIdempotentAndAClosedWaitIgnoresWakeups() {
     EventWait other = new EventWait(channelFd);
     other.close();
     other.close();
-    IllegalStateException e = assertThrows(IllegalStateException.class, other::wakeup);
-    assertTrue(e.getMessage().contains("closed"), e.getMessage());
+    other.wakeup(); // nothing left to wake: no error, no write to a descriptor that may be reused
+  }
+
+  @Test
+  void wakeupsRacingACloseNeitherFailNorStopIt() throws Exception {
+    // Platform threads: a virtual thread spinning on downcalls would pin its carrier.
+    ExecutorService executor = Executors.newFixedThreadPool(3);
+    AtomicBoolean stop = new AtomicBoolean();
+    try {
+      for (int round = 0; round < 20; round++) {
+        EventWait racing = new EventWait(channelFd);
+        stop.set(false);
+        CountDownLatch running = new CountDownLatch(3);
+        List<Future<?>> wakers = new ArrayList<>();
+        for (int t = 0; t < 3; t++) {
+          wakers.add(executor.submit(() -> {
+            racing.wakeup();
+            running.countDown();
+            while (!stop.get()) racing.wakeup();
+          }));
+        }
+        assertTrue(running.await(10, TimeUnit.SECONDS));
+        racing.close(); // succeeds although wake-ups keep coming
+        stop.set(true);
+        for (Future<?> w : wakers) w.get(10, TimeUnit.SECONDS); // and none of them failed
+      }
+    } finally {
+      stop.set(true);
+      executor.shutdownNow();
+    }
+  }
+
+  @Test
+  void closingUnderAWaiterFailsWithNothingFreed() throws Exception {
+    EventWait busy = new EventWait(channelFd);
+    CompletableFuture<Integer> waiter = CompletableFuture.supplyAsync(() -> busy.await(TimeUnit.SECONDS.toNanos(30), takeOne));
+    Thread.sleep(200);
+    IllegalStateException e = assertThrows(IllegalStateException.class, busy::close);
+    assertTrue(e.getMessage().contains("in use by another thread"), e.getMessage());
+    busy.wakeup(); // still open: the wake-up ends the wait
+    assertEquals(0, waiter.get(10, TimeUnit.SECONDS));
+    busy.close();
   }
 }

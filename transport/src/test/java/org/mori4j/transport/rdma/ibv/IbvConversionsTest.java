@@ -288,11 +288,15 @@ class IbvConversionsTest {
         IbvCompletionQueue.copy(wcs, 32, completions, 0);
       };
       for (int i = 0; i < 20_000; i++) round.run(); // let the JIT compile the copies
-      long before = threads.getCurrentThreadAllocatedBytes();
-      for (int i = 0; i < 10_000; i++) round.run();
-      long allocated = threads.getCurrentThreadAllocatedBytes() - before;
-      // 10,000 rounds of 96 copies: any per-request allocation would be megabytes.
-      assertTrue(allocated < 64 * 1024, "10,000 copy rounds allocated " + allocated + " bytes");
+      // The least of a few windows (a recompilation in one does not count); 10,000 rounds of 96 copies with
+      // any allocation per request or per round would be at least 160,000 bytes in every window.
+      long least = Long.MAX_VALUE;
+      for (int window = 0; window < 5 && least > 0; window++) {
+        long before = threads.getCurrentThreadAllocatedBytes();
+        for (int i = 0; i < 10_000; i++) round.run();
+        least = Math.min(least, threads.getCurrentThreadAllocatedBytes() - before);
+      }
+      assertTrue(least < 32 * 1024, "10,000 copy rounds allocated " + least + " bytes");
     }
   }
 }
