@@ -66,7 +66,7 @@ class ControlMessageFuzzTest {
         new EngineMessages.BackendHandshake("engine-y", BackendType.TCP, new byte[] {1, 2, 3}, ref()),
         new EngineMessages.HandshakeReply(new byte[] {9, 8, 7, 6}, null),
         new EngineMessages.HandshakeReply(new byte[0], "refused: no TCP backend"),
-        new XgmiMessages.Confirm("engine-y", 7, -99, ref(), ref()),
+        new XgmiMessages.Confirm("engine-y", 7, -99, BackendType.RDMA, ref(), ref()),
         new XgmiMessages.ConfirmReply(0x7f00_0000_0000L, 1L << 30, new byte[94], 0, ""),
         new XgmiMessages.ConfirmReply(0, 0, new byte[0], 2, "memory id 7 is not registered"),
         new XgmiMessages.Revoke("engine-x", 7, ref()),

@@ -5,8 +5,9 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Two engines in this JVM, connected over TCP on loopback, each with one registered buffer. Tests use it
- * as the smallest real system: real actors, real sockets, no mocks.
+ * Two engines in this JVM, connected on loopback over the suite's data backend ({@link TestBackends}: TCP, or RDMA
+ * on the software provider), each with one registered buffer. Tests use it as the smallest real system: real
+ * actors, real sockets, no mocks.
  */
 final class EnginePair implements AutoCloseable {
   private static final AtomicInteger SEQ = new AtomicInteger();
@@ -26,8 +27,8 @@ final class EnginePair implements AutoCloseable {
     int n = SEQ.incrementAndGet();
     initiator = IoEngine.create("initiator-" + n, IoEngineConfig.loopback());
     target = IoEngine.create("target-" + n, IoEngineConfig.loopback());
-    initiator.createBackend(BackendType.TCP, tcp);
-    target.createBackend(BackendType.TCP, tcp);
+    TestBackends.create(initiator, tcp);
+    TestBackends.create(target, tcp);
     initiator.registerRemoteEngine(target.engineDesc());
     target.registerRemoteEngine(initiator.engineDesc());
     localBuf = arena.allocate(bufferSize, 4096);

@@ -35,8 +35,10 @@ class PeerKillTest {
 
   private static Process startChild(String key) throws Exception {
     String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
-    ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m",
-        "-cp", System.getProperty("java.class.path"), TargetProcessMain.class.getName(), key, String.valueOf(BUF));
+    List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m"));
+    cmd.addAll(TestBackends.childJvmFlags());
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), TargetProcessMain.class.getName(), key, String.valueOf(BUF)));
+    ProcessBuilder pb = new ProcessBuilder(cmd);
     pb.redirectErrorStream(true);
     return pb.start();
   }
@@ -83,7 +85,7 @@ class PeerKillTest {
       assertEquals("127.0.0.1", host);
 
       initiator = IoEngine.create("kill-test-initiator-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
-      initiator.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
+      TestBackends.create(initiator);
       EngineDesc remoteEngine = initiator.discover(host, port);
       assertEquals(childKey, remoteEngine.key());
       assertEquals(child.pid(), remoteEngine.pid());
@@ -194,7 +196,7 @@ class PeerKillTest {
     try {
       String[] ready = awaitReady(child, childLog);
       initiator = IoEngine.create("freeze-test-initiator-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
-      initiator.createBackend(BackendType.TCP, TcpBackendConfig.defaults().withPeerTimeout(peerTimeout));
+      TestBackends.create(initiator, TcpBackendConfig.defaults().withPeerTimeout(peerTimeout));
       EngineDesc remoteEngine = initiator.discover(ready[1], Integer.parseInt(ready[2]));
       MemoryDesc remote = initiator.lookupMemory(remoteEngine, "buf").orElseThrow();
       initiator.registerRemoteEngine(remoteEngine);

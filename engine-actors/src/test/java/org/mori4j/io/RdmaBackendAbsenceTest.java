@@ -12,10 +12,10 @@ import org.junit.jupiter.api.TestInstance;
 import org.mori4j.natives.verbs.RdmaDevices;
 
 /**
- * Asking for the RDMA backend says first whether this machine has an RDMA device, in the verbs layer's own
- * words. It fails with {@code ERR_RDMA_OP} on every machine: on the project's machines (no device; often no
- * RDMA support in the kernel at all) with "no RDMA device on this machine: why"; where devices exist saying
- * the backend is not implemented yet and naming them. Either way the engine stays usable.
+ * With the default provider ({@code auto}) the RDMA backend runs on real devices only: on the project's machines
+ * (no device; often no RDMA support in the kernel at all) {@code createBackend(RDMA)} fails with
+ * {@code ERR_RDMA_OP} and "no RDMA device on this machine: why", never falling back to the emulated device, and the
+ * engine stays usable. The software provider runs when named; an unknown provider name is refused naming it.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RdmaBackendAbsenceTest {
@@ -38,13 +38,11 @@ class RdmaBackendAbsenceTest {
         () -> engine.createBackend(BackendType.RDMA, RdmaBackendConfig.defaults()));
     System.out.println("createBackend(RDMA) here: " + e.code() + ": " + e.getMessage());
     assertEquals(StatusCode.ERR_RDMA_OP, e.code(), e.toString());
-    if (found.isEmpty()) {
-      assertFalse(found.whyNone().isEmpty(), "an empty inventory says why");
-      assertEquals("no RDMA device on this machine: " + found.whyNone(), e.getMessage());
-    } else {
-      assertTrue(e.getMessage().startsWith("the RDMA backend is not implemented yet"), e.getMessage());
-      for (String device : found.devices()) assertTrue(e.getMessage().contains(device), e.getMessage());
-    }
+    org.junit.jupiter.api.Assumptions.assumeTrue(found.isEmpty(), "this machine has RDMA devices " + found.devices()
+        + ": createBackend(RDMA) with provider auto uses them");
+    assertFalse(found.whyNone().isEmpty(), "an empty inventory says why");
+    assertTrue(e.getMessage().startsWith("no RDMA device on this machine: " + found.whyNone()), e.getMessage());
+    assertTrue(e.getMessage().contains("MORI4J_RDMA_PROVIDER=software"), "says how to run the emulated device: " + e.getMessage());
   }
 
   @Test
@@ -55,5 +53,42 @@ class RdmaBackendAbsenceTest {
         () -> engine.createBackend(BackendType.RDMA, RdmaBackendConfig.defaults()));
     assertTrue(again.getMessage().contains("RDMA"), again.getMessage());
     assertTrue(engine.engineDesc().key().startsWith("rdma-absence-"));
+  }
+
+  @Test
+  void theSoftwareProviderRunsOnlyWhenNamedAndSaysItIsEmulation() {
+    org.apache.pekko.actor.typed.ActorSystem<Void> app = org.apache.pekko.actor.typed.ActorSystem.create(
+        org.apache.pekko.actor.typed.javadsl.Behaviors.empty(), "rdma-software",
+        com.typesafe.config.ConfigFactory.parseString("mori4j.rdma.provider = software").withFallback(com.typesafe.config.ConfigFactory.load()));
+    try {
+      IoEngine e = IoEngine.create(app, "rdma-software-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
+      try {
+        e.createBackend(BackendType.RDMA, RdmaBackendConfig.defaults());
+        assertTrue(e.engineDesc().backends().contains(BackendType.RDMA), e.engineDesc().toString());
+      } finally {
+        e.close();
+      }
+    } finally {
+      app.terminate();
+    }
+  }
+
+  @Test
+  void anUnknownProviderIsRefusedByName() {
+    org.apache.pekko.actor.typed.ActorSystem<Void> app = org.apache.pekko.actor.typed.ActorSystem.create(
+        org.apache.pekko.actor.typed.javadsl.Behaviors.empty(), "rdma-bad-provider",
+        com.typesafe.config.ConfigFactory.parseString("mori4j.rdma.provider = rxe0").withFallback(com.typesafe.config.ConfigFactory.load()));
+    try {
+      IoEngine e = IoEngine.create(app, "rdma-bad-provider-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
+      try {
+        IoEngineException x = assertThrows(IoEngineException.class, () -> e.createBackend(BackendType.RDMA, RdmaBackendConfig.defaults()));
+        assertEquals(StatusCode.ERR_INVALID_ARGS, x.code(), x.getMessage());
+        assertTrue(x.getMessage().contains("'rxe0'") && x.getMessage().contains("MORI4J_RDMA_PROVIDER"), x.getMessage());
+      } finally {
+        e.close();
+      }
+    } finally {
+      app.terminate();
+    }
   }
 }

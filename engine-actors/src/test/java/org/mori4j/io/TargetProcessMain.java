@@ -4,8 +4,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A target engine in its own JVM, for tests that need a peer they can kill: starts an engine with a TCP
- * backend on loopback, registers one buffer, publishes it as "buf", prints {@code READY <host> <port>} and
+ * A target engine in its own JVM, for tests that need a peer they can kill: starts an engine with the suite's
+ * data backend ({@link TestBackends}) on loopback, registers one buffer, publishes it as "buf", prints {@code READY <host> <port>} and
  * waits. It exits when its standard input closes (the test JVM went away) or after a safety limit.
  *
  * <p>Arguments: engine key, buffer size in bytes (optional, default 8 MiB).
@@ -27,7 +27,7 @@ public final class TargetProcessMain {
     limit.setDaemon(true);
     limit.start();
     IoEngine engine = IoEngine.create(key, IoEngineConfig.loopback());
-    engine.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
+    TestBackends.create(engine);
     MemorySegment buf = Arena.global().allocate(size, 4096);
     MemoryDesc desc = engine.registerMemory(buf);
     engine.publishMemory("buf", desc);

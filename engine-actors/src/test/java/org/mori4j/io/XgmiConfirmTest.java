@@ -18,7 +18,7 @@ import org.mori4j.transport.TransportError;
 class XgmiConfirmTest {
   private static XgmiMessages.ConfirmReply ask(IoEngine owner, long id, long key) throws Exception {
     return AskPattern.<IoEngineProtocol.Command, XgmiMessages.ConfirmReply>ask(owner.actorRef(),
-            r -> new XgmiMessages.Confirm("asker", id, key, owner.actorRef(), r), Duration.ofSeconds(10), owner.actorSystem().scheduler())
+            r -> new XgmiMessages.Confirm("asker", id, key, BackendType.XGMI, owner.actorRef(), r), Duration.ofSeconds(10), owner.actorSystem().scheduler())
         .toCompletableFuture().get(15, TimeUnit.SECONDS);
   }
 

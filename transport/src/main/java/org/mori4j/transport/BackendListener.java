@@ -17,5 +17,12 @@ public interface BackendListener {
     return false;
   }
 
+  /**
+   * Asks the engine to connect to {@code peerKey} again through this backend, because a path to it left service
+   * ({@code why}; RDMA: a queue pair went to ERR). The engine runs the backend handshake again over the control
+   * plane; the backend's {@link TransferBackend#connected} must say false until then.
+   */
+  default void reconnect(String peerKey, String why) {}
+
   BackendListener NONE = (k, e, r) -> {};
 }

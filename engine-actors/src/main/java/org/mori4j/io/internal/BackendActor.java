@@ -109,6 +109,11 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
         public boolean reroute(TransferOp op, String why) {
           return path.reroute(type, op, why);
         }
+
+        @Override
+        public void reconnect(String peerKey, String why) {
+          engine.tell(new EngineMessages.Reconnect(peerKey, type, why));
+        }
       });
     } catch (RuntimeException e) {
       m.replyTo().tell(StatusReply.error(e));

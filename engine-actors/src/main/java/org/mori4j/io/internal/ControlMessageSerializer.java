@@ -75,7 +75,8 @@ public final class ControlMessageSerializer extends SerializerWithStringManifest
       }
       case EngineMessages.BackendHandshake h -> w.string(h.fromKey()).i8(h.type().ordinal()).blob(h.request()).string(ref(h.replyTo()));
       case EngineMessages.HandshakeReply h -> w.blob(h.data()).i8(h.error() == null ? 0 : 1).string(h.error() == null ? "" : h.error());
-      case XgmiMessages.Confirm c -> w.string(c.fromKey()).i64(c.regionId()).i64(c.accessKey()).string(ref(c.from())).string(ref(c.replyTo()));
+      case XgmiMessages.Confirm c -> w.string(c.fromKey()).i64(c.regionId()).i64(c.accessKey()).i8(c.backend().ordinal()).string(ref(c.from()))
+          .string(ref(c.replyTo()));
       case XgmiMessages.ConfirmReply c -> w.i64(c.address()).i64(c.size()).blob(c.data()).i8(c.error()).string(c.reason());
       case XgmiMessages.Revoke r -> w.string(r.ownerKey()).i64(r.regionId()).string(ref(r.replyTo()));
       case XgmiMessages.Revoked r -> w.string(r.importerKey()).i64(r.regionId());
@@ -135,7 +136,10 @@ public final class ControlMessageSerializer extends SerializerWithStringManifest
         DescriptorCodec.need(in, 16, "region");
         long region = in.getLong();
         long key = in.getLong();
-        yield new XgmiMessages.Confirm(from, region, key, resolve(in), resolve(in));
+        DescriptorCodec.need(in, 1, "backend");
+        int t = in.get() & 0xff;
+        if (t >= BackendType.values().length) throw new IllegalArgumentException("unknown backend " + t);
+        yield new XgmiMessages.Confirm(from, region, key, BackendType.values()[t], resolve(in), resolve(in));
       }
       case XGMI_CONFIRM_REPLY -> {
         DescriptorCodec.need(in, 16, "region");

@@ -33,7 +33,6 @@ import org.mori4j.io.StatusCode;
 import org.mori4j.io.TcpBackendConfig;
 import org.mori4j.io.TransferStatus;
 import org.mori4j.io.XgmiBackendConfig;
-import org.mori4j.natives.verbs.RdmaDevices;
 import org.mori4j.transport.InboundNotifications;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.TransferOp;
@@ -42,6 +41,9 @@ import org.mori4j.transport.tcp.TcpBackend;
 import org.mori4j.transport.tcp.TcpSettings;
 import org.mori4j.transport.TransferBackend;
 import org.mori4j.transport.TransportException;
+import org.mori4j.transport.rdma.RdmaBackend;
+import org.mori4j.transport.rdma.RdmaProviders;
+import org.mori4j.transport.rdma.verbs.VerbsProvider;
 import org.mori4j.transport.xgmi.XgmiBackend;
 import org.mori4j.transport.xgmi.XgmiSettings;
 
@@ -149,6 +151,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
         })
         .onMessage(EngineMessages.BackendHandshake.class, this::backendHandshake)
         .onMessage(EngineMessages.PeerLost.class, this::peerLost)
+        .onMessage(EngineMessages.Reconnect.class, this::reconnect)
         .onMessage(EngineMessages.OpenSession.class, this::openSession)
         .onMessage(EngineMessages.SessionEnded.class, m -> {
           sessions.remove(m.session());
@@ -159,8 +162,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
           return this;
         })
         .onMessage(XgmiMessages.Revoke.class, m -> {
-          Routes.Backend b = backends.get(BackendType.XGMI);
-          xgmi.revoked(m, b == null ? null : (XgmiBackend) b.backend());
+          xgmi.revoked(m, backends.values().stream().map(Routes.Backend::backend).toList());
           return this;
         })
         .onMessage(XgmiMessages.ImporterClosed.class, m -> {
@@ -215,7 +217,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
 
   public static Optional<TransferStatus> popInbound(Routes r, String remoteKey, long uid) {
     for (Routes.Backend b : r.backends()) {
-      InboundNotifications.Outcome o = b.backend().inbound().pop(remoteKey, uid);
+      InboundNotifications.Outcome o = b.backend().popInbound(remoteKey, uid);
       if (o != null) {
         return Optional.of(o.succeeded() ? TransferStatusImpl.success()
             : TransferStatusImpl.failed(TransferStatusImpl.map(o.error()), o.message()));
@@ -230,21 +232,24 @@ public final class EngineActor extends AbstractBehavior<Command> {
     BackendType type = m.config().type();
     if (backends.containsKey(type))
       return fail(m.replyTo(), StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' already has a " + type + " backend", this);
-    if (m.config() instanceof RdmaBackendConfig) {
-      // There is no RDMA backend yet, but whether this machine could run one is what a caller needs to know
-      // first; one code either way, so callers need not know the machine. Listing devices reads sysfs once
-      // (no posting, no waiting), so it stays on this actor.
-      RdmaDevices.Inventory rdma = RdmaDevices.inventory();
-      if (rdma.isEmpty())
-        return fail(m.replyTo(), StatusCode.ERR_RDMA_OP, "no RDMA device on this machine: " + rdma.whyNone(), this);
-      return fail(m.replyTo(), StatusCode.ERR_RDMA_OP, "the RDMA backend is not implemented yet in this build of mori4j"
-          + " (only TCP is); RDMA devices on this machine: " + String.join(", ", rdma.devices()), this);
-    }
     TransferBackend backend;
-    if (m.config() instanceof XgmiBackendConfig x) {
+    if (m.config() instanceof RdmaBackendConfig r) {
+      // the provider is chosen here (cheap: it lists devices); devices open and queues are created by start(), on the backend dispatcher
+      RdmaOptions o;
+      VerbsProvider provider;
+      try {
+        o = RdmaOptions.from(getContext().getSystem().settings().config());
+        provider = RdmaProviders.select(o.provider(), bindHost, gpu);
+      } catch (TransportException e) {
+        return fail(m.replyTo(), e.error() == TransportError.INVALID_ARGS ? StatusCode.ERR_INVALID_ARGS : StatusCode.ERR_RDMA_OP, e.getMessage(), this);
+      } catch (RuntimeException e) {
+        return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "RDMA settings: " + e.getMessage(), this);
+      }
+      backend = new RdmaBackend(id.key(), o.settings(r), provider, xgmi.confirmer(BackendType.RDMA));
+    } else if (m.config() instanceof XgmiBackendConfig x) {
       // the GPU runtime is opened, the devices read and the batch kernel compiled by start(), on the backend dispatcher
       backend = new XgmiBackend(id.key(), new XgmiSettings(x.numStreams(), x.numEvents(), settings.xgmiMaxBatchBlocks(),
-          settings.xgmiPollNapNanos()), gpu::runtime, xgmi.confirmer());
+          settings.xgmiPollNapNanos()), gpu::runtime, xgmi.confirmer(BackendType.XGMI));
     } else if (m.config() instanceof TcpBackendConfig tcp) {
       backend = new TcpBackend(id.key(), new TcpSettings(bindHost, settings.tcpPort(), tcp.connectionsPerPeer(),
           tcp.ioThreads(), tcp.stripeThreshold(), tcp.socketBufferBytes(), tcp.peerTimeout(), tcp.connectTimeout(),
@@ -333,21 +338,22 @@ public final class EngineActor extends AbstractBehavior<Command> {
       Map<BackendType, Object> handles = new EnumMap<>(BackendType.class);
       if (existing != null) handles.putAll(existing.handles());
       StringBuilder failures = new StringBuilder();
-      String[] xgmiFailure = {null};
+      Map<BackendType, String> faster = new EnumMap<>(BackendType.class);
       asks.forEach((t, f) -> {
         StatusReply<Object> r = f.isCompletedExceptionally() ? null : f.join();
         String why = r == null ? "no answer from the backend" : r.isSuccess() ? null : r.getError().getMessage();
         if (why == null) handles.put(t, r.getValue());
-        else if (t == BackendType.XGMI) xgmiFailure[0] = why;
+        else if (t != BackendType.TCP) faster.put(t, why);
         else failures.append(failures.isEmpty() ? "" : "; ").append(t).append(": ").append(why);
       });
-      if (xgmiFailure[0] != null) {
-        // XGMI is an accelerator of transfers another backend can carry too: its failure fails the registration
-        // only when nothing else connected
-        if (handles.isEmpty() && failures.isEmpty()) failures.append("XGMI: ").append(xgmiFailure[0]);
-        else getContext().getLog().warn("engine '{}': XGMI cannot connect to engine '{}' ({}); its transfers use {}", id.key(), d.key(),
-            xgmiFailure[0], handles.keySet());
-      }
+      // XGMI and RDMA are faster paths for transfers TCP carries too: their failure to connect fails the registration
+      // only when nothing else connected; otherwise the pair falls back, said once here
+      boolean nothingElse = handles.isEmpty() && failures.isEmpty();
+      faster.forEach((t, why) -> {
+        if (nothingElse) failures.append(failures.isEmpty() ? "" : "; ").append(t).append(": ").append(why);
+        else getContext().getLog().warn("engine '{}': {} cannot connect to engine '{}' ({}); its transfers use {}", id.key(), t, d.key(),
+            why, handles.keySet());
+      });
       return new EngineMessages.RemoteConnected(d, handles, failures.isEmpty() ? null : failures.toString(), m.replyTo());
     });
     return this;
@@ -538,6 +544,15 @@ public final class EngineActor extends AbstractBehavior<Command> {
     } else {
       b.actor().tell(new BackendActor.AcceptHandshake(m.fromKey(), m.request(), m.replyTo()));
     }
+    return this;
+  }
+
+  private Behavior<Command> reconnect(EngineMessages.Reconnect m) {
+    Routes.Peer p = peers.get(m.peerKey());
+    if (closed || p == null || lost.containsKey(m.peerKey())) return this;
+    getContext().getLog().info("engine '{}': connecting {} to engine '{}' again: {}", id.key(), m.type(), m.peerKey(), m.reason());
+    // registering the same descriptor again connects exactly the backends that say they are not connected
+    getContext().getSelf().tell(new RegisterRemoteEngine(p.desc(), getContext().getSystem().ignoreRef()));
     return this;
   }
 

@@ -33,6 +33,9 @@ public final class EngineMessages {
 
   record PeerLost(String peerKey, BackendType type, String reason) implements IoEngineProtocol.Internal {}
 
+  /** A backend's path to a peer left service (an RDMA queue pair in ERR): connect that backend to it again. */
+  record Reconnect(String peerKey, BackendType type, String reason) implements IoEngineProtocol.Internal {}
+
   public record OpenSession(long localId, String peerKey, SessionActor.Handle session, ActorRef<Done> replyTo)
       implements IoEngineProtocol.Internal {}
 

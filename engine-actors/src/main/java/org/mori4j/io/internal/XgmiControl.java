@@ -16,7 +16,7 @@ import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.MemoryLocationType;
 import org.mori4j.transport.TransportError;
 import org.mori4j.transport.RegionConfirmer;
-import org.mori4j.transport.xgmi.XgmiBackend;
+import org.mori4j.transport.TransferBackend;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,8 +51,8 @@ final class XgmiControl {
     this.timeout = timeout;
   }
 
-  /** What the XGMI backend calls (worker thread) to confirm a region with its owner. */
-  RegionConfirmer confirmer() {
+  /** What a one-sided backend of {@code type} calls (worker thread) to confirm a region with its owner. */
+  RegionConfirmer confirmer(BackendType type) {
     return (peerKey, regionId, accessKey, answer) -> {
       Routes.Peer p = path.routes().peers().get(peerKey);
       if (p == null) {
@@ -61,7 +61,7 @@ final class XgmiControl {
       }
       ActorRef<IoEngineProtocol.Command> owner = ActorRefResolver.get(system).resolveActorRef(p.desc().controlPath());
       AskPattern.<IoEngineProtocol.Command, XgmiMessages.ConfirmReply>ask(owner,
-              r -> new XgmiMessages.Confirm(engineKey, regionId, accessKey, self, r), timeout, system.scheduler())
+              r -> new XgmiMessages.Confirm(engineKey, regionId, accessKey, type, self, r), timeout, system.scheduler())
           .whenComplete((reply, err) -> {
             if (err != null) {
               answer.refused(TransportError.TIMEOUT, "engine '" + peerKey + "' did not confirm memory id " + regionId + " within "
@@ -78,17 +78,24 @@ final class XgmiControl {
 
   /** Owner side (engine actor): answers from {@code locals} and remembers the asker. */
   void confirm(XgmiMessages.Confirm m, Map<Long, Routes.Local> locals, boolean closed) {
-    Routes.Local l = closed ? null : locals.get(m.regionId());
     String where = "memory id " + m.regionId() + " of engine '" + engineKey + "'";
+    if (closed) {
+      // the owner going away is the peer's loss, not a bad descriptor
+      m.replyTo().tell(refusal(TransportError.PEER_LOST, "engine '" + engineKey + "' is closed (asked about " + where + ")"));
+      return;
+    }
+    Routes.Local l = locals.get(m.regionId());
     if (l == null || !l.region().live() || l.desc().accessKey() != m.accessKey()) {
       m.replyTo().tell(refusal(TransportError.NOT_FOUND, where + " is not registered (deregistered, never registered, or another access key)"));
       return;
     }
     MemoryDesc d = l.desc();
-    byte[] data = d.backendData().get(BackendType.XGMI);
-    if (d.location() != MemoryLocationType.GPU || data == null) {
-      m.replyTo().tell(refusal(TransportError.INVALID_ARGS, where + " has no XGMI data (" + (d.location() == MemoryLocationType.GPU
-          ? "registered before the XGMI backend was created" : "host memory") + ")"));
+    BackendType type = m.backend();
+    byte[] data = d.backendData().get(type);
+    boolean xgmiNeedsGpu = type == BackendType.XGMI && d.location() != MemoryLocationType.GPU;
+    if (xgmiNeedsGpu || data == null) {
+      m.replyTo().tell(refusal(TransportError.INVALID_ARGS, where + " has no " + type + " data (" + (xgmiNeedsGpu ? "host memory"
+          : "registered before the " + type + " backend was created, or that backend cannot reach it") + ")"));
       return;
     }
     importers.computeIfAbsent(m.regionId(), k -> new HashMap<>()).put(m.fromKey(), m.from());
@@ -135,10 +142,19 @@ final class XgmiControl {
     importers.values().forEach(m -> m.remove(key));
   }
 
-  /** Importer side (engine actor): hands the revocation to the backend, which answers once its mappings are closed. */
-  void revoked(XgmiMessages.Revoke m, XgmiBackend backend) {
+  /**
+   * Importer side (engine actor): hands the revocation to every backend (XGMI closes its mappings, RDMA forgets the
+   * confirmed keys), and answers once all of them are done.
+   */
+  void revoked(XgmiMessages.Revoke m, java.util.Collection<TransferBackend> backends) {
     Runnable answer = () -> m.replyTo().tell(new XgmiMessages.Revoked(engineKey, m.regionId()));
-    if (backend == null) answer.run();
-    else backend.revoke(m.ownerKey(), m.regionId(), answer);
+    if (backends.isEmpty()) {
+      answer.run();
+      return;
+    }
+    java.util.concurrent.atomic.AtomicInteger left = new java.util.concurrent.atomic.AtomicInteger(backends.size());
+    for (TransferBackend b : backends) b.revoke(m.ownerKey(), m.regionId(), () -> {
+      if (left.decrementAndGet() == 0) answer.run();
+    });
   }
 }

@@ -1,18 +1,22 @@
 package org.mori4j.io.internal;
 
 import org.apache.pekko.actor.typed.ActorRef;
+import org.mori4j.io.BackendType;
 import org.mori4j.io.IoEngineProtocol;
 
 /**
- * The messages engines exchange for the XGMI backend (see {@link XgmiControl}): an initiator confirms a remote
- * GPU region with its owner before its first copy, and an owner that deregisters a region (or closes) tells
- * every engine that confirmed it to drop its mappings, and waits for them.
+ * The messages engines exchange for the one-sided backends, XGMI and RDMA (see {@link XgmiControl}): an initiator
+ * confirms a remote region with its owner before its first copy or work request, and an owner that deregisters a
+ * region (or closes) tells every engine that confirmed it to drop it (and its mappings), and waits for them.
  */
 public final class XgmiMessages {
   private XgmiMessages() {}
 
-  /** Initiator to owner: is region {@code regionId} registered under {@code accessKey}, and with what XGMI data? */
-  public record Confirm(String fromKey, long regionId, long accessKey, ActorRef<IoEngineProtocol.Command> from,
+  /**
+   * Initiator to owner: is region {@code regionId} registered under {@code accessKey}, and with what data of the
+   * asking {@code backend} (XGMI: IPC data; RDMA: rkeys)?
+   */
+  public record Confirm(String fromKey, long regionId, long accessKey, BackendType backend, ActorRef<IoEngineProtocol.Command> from,
                         ActorRef<ConfirmReply> replyTo) implements IoEngineProtocol.Internal, ControlMessage {}
 
   /**

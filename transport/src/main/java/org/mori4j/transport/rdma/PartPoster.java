@@ -214,6 +214,7 @@ final class PartPoster {
     boolean gone = status == IBV_WC_RETRY_EXC_ERR;
     breakLane(lane, gone ? TransportError.PEER_LOST : TransportError.RDMA_OP, why);
     if (gone) worker.peerUnreachable(lane, why);
+    else worker.replace(lane, why);
   }
 
   private void breakLane(RdmaLane lane, TransportError error, String why) {

@@ -58,6 +58,8 @@ public final class RdmaBackend implements TransferBackend {
   /** Target side: the lanes serving each initiator, by worker. */
   private final ConcurrentHashMap<String, Map<RdmaWorker, List<RdmaLane>>> accepted = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<Long, LocalRegion> registered = new ConcurrentHashMap<>();
+  /** The devices as the data path reads them (published once started; empty once closed). */
+  private volatile RdmaDevice[] open = new RdmaDevice[0];
   private volatile BackendListener listener = BackendListener.NONE;
   private volatile boolean closed;
   private int nextWorker;
@@ -109,6 +111,7 @@ public final class RdmaBackend implements TransferBackend {
       throw e instanceof TransportException te ? te
           : new TransportException(TransportError.RDMA_OP, "cannot open RDMA devices " + chosen + " (" + provider.name() + "): " + e.getMessage(), e);
     }
+    open = devices.toArray(RdmaDevice[]::new);
     log.info("RDMA backend of engine {} on {} device(s) {} through the {} provider{}", engineKey, devices.size(), chosen, provider.name(),
         provider.emulated() ? " (software: emulation, not NIC performance)" : "");
   }
@@ -122,7 +125,8 @@ public final class RdmaBackend implements TransferBackend {
       if (channel != null) channel.close();
       throw e;
     }
-    return new RdmaWorker("rdma-" + engineKey + "-" + d.name() + "-" + i, engineKey, settings, cq, channel, confirmer, listener, inbound);
+    return new RdmaWorker("rdma-" + engineKey + "-" + d.name() + "-" + i, engineKey, settings, cq, channel, confirmer, listener, inbound,
+        this::peerGone);
   }
 
   // ---- handshake ----
@@ -265,6 +269,14 @@ public final class RdmaBackend implements TransferBackend {
     if (a != null) retire(a, null, error, reason);
   }
 
+  /** A queue pair to {@code peerKey} got no answer: the peer is lost, as a TCP peer whose connection broke. */
+  private void peerGone(String peerKey, String why) {
+    RdmaPeer p = peers.get(peerKey);
+    if (p == null || !p.alive()) return;
+    lose(p, TransportError.PEER_LOST, why);
+    listener.peerLost(peerKey, TransportError.PEER_LOST, why);
+  }
+
   private void lose(RdmaPeer p, TransportError error, String reason) {
     p.lose(reason);
     for (RdmaPeer.Path path : p.paths) path.worker.execute(() -> path.worker.removeLanes(List.of(path.lanes), path, error, reason));
@@ -277,7 +289,9 @@ public final class RdmaBackend implements TransferBackend {
   @Override
   public boolean connected(String peerKey) {
     RdmaPeer p = peers.get(peerKey);
-    return p != null && p.alive();
+    if (p == null || !p.alive()) return false;
+    for (RdmaPeer.Path path : p.paths) for (RdmaLane l : path.lanes) if (l.broken) return false;
+    return true;
   }
 
   // ---- memory ----
@@ -312,7 +326,8 @@ public final class RdmaBackend implements TransferBackend {
 
   @Override
   public boolean canServe(LocalRegion local, boolean remoteGpu) {
-    return !devices.isEmpty() && devices.get(0).region(local.id()) != null;
+    RdmaDevice[] ds = open;
+    return ds.length > 0 && ds[0].region(local.id()) != null;
   }
 
   @Override
@@ -385,6 +400,7 @@ public final class RdmaBackend implements TransferBackend {
   public void close() {
     if (closed) return;
     closed = true;
+    open = new RdmaDevice[0];
     for (RdmaPeer p : peers.values()) p.lose("RDMA backend closed");
     peers.clear();
     pending.values().forEach(Pending::close);

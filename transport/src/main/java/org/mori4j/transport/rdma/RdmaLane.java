@@ -42,7 +42,7 @@ final class RdmaLane {
   long lastSignaled = -1;
   final ArrayDeque<Part> postedParts = new ArrayDeque<>();
   final ArrayDeque<Part> waiting = new ArrayDeque<>();
-  boolean broken;
+  volatile boolean broken;
   String brokenReason;
   boolean closed;
 

@@ -49,6 +49,8 @@ final class RdmaWorker implements CompletionSource {
   private final RegionConfirmer confirmer;
   private final BackendListener listener;
   private final InboundNotifications inbound;
+  /** The backend's reaction to a peer that stopped answering (any thread). */
+  private final java.util.function.BiConsumer<String, String> peerGone;
   private final Completions wcs = new Completions(256);
   private final ReceiveRequests receive = new ReceiveRequests(1);
   private final OpQueue ops = new OpQueue();
@@ -70,7 +72,8 @@ final class RdmaWorker implements CompletionSource {
   int inFlight;
 
   RdmaWorker(String name, String engineKey, RdmaSettings settings, CompletionQueue cq, CompletionChannel channel, RegionConfirmer confirmer,
-             BackendListener listener, InboundNotifications inbound) {
+             BackendListener listener, InboundNotifications inbound,
+             java.util.function.BiConsumer<String, String> peerGone) {
     this.name = name;
     this.engineKey = engineKey;
     this.settings = settings;
@@ -79,6 +82,7 @@ final class RdmaWorker implements CompletionSource {
     this.confirmer = confirmer;
     this.listener = listener;
     this.inbound = inbound;
+    this.peerGone = peerGone;
     this.poster = new PartPoster(this, new SendRequests(Math.max(2, settings.postBatchSize())), cq.capacity());
   }
 
@@ -316,7 +320,12 @@ final class RdmaWorker implements CompletionSource {
 
   /** A queue pair whose work completed with {@code IBV_WC_RETRY_EXC_ERR}: its peer does not answer. */
   void peerUnreachable(RdmaLane lane, String why) {
-    listener.peerLost(lane.peerKey, TransportError.PEER_LOST, why);
+    if (!lane.targetSide) peerGone.accept(lane.peerKey, why);
+  }
+
+  /** A queue pair of ours left service for another reason than a silent peer: the engine connects the peer again. */
+  void replace(RdmaLane lane, String why) {
+    if (!lane.targetSide) listener.reconnect(lane.peerKey, why);
   }
 
   /** Takes a connected lane into service (worker thread). */
