@@ -69,6 +69,51 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
   /** A copy or kernel that touches this address fails on the stream, as an illegal address would. */
   volatile long poisonAddress = -1;
 
+  /**
+   * A kernel other tests teach the device (the shmem module's barrier kernel, say): its body runs on the
+   * stream's thread, in stream order, with the launch's argument bytes and the module's globals; a body that
+   * throws fails the stream as a faulting kernel would.
+   */
+  public interface KernelBody {
+    void run(Launch launch);
+  }
+
+  /** One launch as a {@link KernelBody} sees it: argument bytes in parameter order, and the module's globals by name. */
+  public record Launch(GpuFunction function, Dim3 grid, Dim3 block, java.util.List<byte[]> args, Map<String, GpuModule.GlobalSymbol> globals) {}
+
+  private final Map<String, KernelBody> kernels = new ConcurrentHashMap<>();
+  private final Map<String, Long> globalSizes = new ConcurrentHashMap<>();
+  private final Map<Long, Map<String, GpuModule.GlobalSymbol>> moduleGlobals = new ConcurrentHashMap<>();
+  private final AtomicLong moduleIds = new AtomicLong(1);
+
+  /** Kernels named {@code name} run {@code body} from now on (the gather kernel keeps its built-in contract). */
+  public void defineKernel(String name, KernelBody body) {
+    kernels.put(name, body);
+  }
+
+  /**
+   * Every module loaded from now on whose source mentions {@code name} gets a zeroed {@code __device__} global
+   * of {@code size} bytes under that name, in device memory of the module's device, freed with the module.
+   */
+  public void defineGlobal(String name, long size) {
+    globalSizes.put(name, size);
+  }
+
+  /** IPC mappings open now. */
+  public int openMappings() {
+    return liveMappings.get();
+  }
+
+  /** Modules loaded and not closed. */
+  public int openModules() {
+    return liveModules.get();
+  }
+
+  /** Device allocations not freed. */
+  public int liveAllocations() {
+    return allocations.size();
+  }
+
   /** From now on every IPC handle fails to open with {@code error} (null: they open again), as a driver may refuse one. */
   public void failIpcOpens(String error) {
     ipcOpenFailure = error;
@@ -274,6 +319,16 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
   @Override
   public GpuModule loadModule(int device, byte[] image) {
     String source = new String(image, StandardCharsets.UTF_8);
+    long id = moduleIds.getAndIncrement();
+    Map<String, GpuModule.GlobalSymbol> globals = new ConcurrentHashMap<>();
+    Map<String, DeviceBuffer> globalMemory = new ConcurrentHashMap<>();
+    globalSizes.forEach((name, size) -> {
+      if (!source.contains(name)) return;
+      DeviceBuffer b = allocDevice(device, size);
+      globalMemory.put(name, b);
+      globals.put(name, new GpuModule.GlobalSymbol(name, b.address(), size));
+    });
+    moduleGlobals.put(id, globals);
     liveModules.incrementAndGet();
     return new GpuModule() {
       private boolean closed;
@@ -286,17 +341,23 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
       @Override
       public GpuFunction function(String name) {
         if (!source.contains("__global__ void " + name + "(")) throw fail("cuModuleGetFunction", "no kernel " + name);
-        return new GpuFunction(name, device, 1);
+        return new GpuFunction(name, device, id);
       }
 
       @Override
       public GlobalSymbol global(String name) {
-        throw fail("cuModuleGetGlobal", "no globals in the test device");
+        GlobalSymbol g = globals.get(name);
+        if (g == null) throw fail("cuModuleGetGlobal", "no global " + name + " in the module (the test device knows " + globalSizes.keySet() + ")");
+        return g;
       }
 
       @Override
       public void close() {
-        if (!closed) liveModules.decrementAndGet();
+        if (!closed) {
+          liveModules.decrementAndGet();
+          globalMemory.values().forEach(DeviceBuffer::close);
+          moduleGlobals.remove(id);
+        }
         closed = true;
       }
     };
@@ -308,6 +369,16 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
    */
   @Override
   public void launch(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
+    KernelBody body = kernels.get(function.name());
+    if (body != null) {
+      if (stream == null || stream.device() != function.device()) throw fail("cuLaunchKernel", "stream and kernel on different devices");
+      java.util.List<byte[]> bytes = new java.util.ArrayList<>();
+      for (int i = 0; i < args.count(); i++) bytes.add(args.bytes(i));
+      Launch launch = new Launch(function, grid, block, java.util.List.copyOf(bytes), Map.copyOf(moduleGlobals.getOrDefault(function.handle(), Map.of())));
+      launches.incrementAndGet();
+      ((Stream) stream).enqueue(() -> body.run(launch));
+      return;
+    }
     if (!function.name().equals(GatherKernel.NAME)) throw fail("cuLaunchKernel", "unknown kernel " + function.name());
     if (args.count() != 5) throw fail("cuLaunchKernel", "the gather kernel takes 5 arguments, got " + args.count());
     if (grid.x() < 1 || grid.y() > 65535 || block.x() != GatherKernel.THREADS) throw fail("cuLaunchKernel", "bad launch shape " + grid + " " + block);
