@@ -1,0 +1,102 @@
+package org.mori4j.shmem;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The bytes {@code moduleInit} copies into {@code globalGpuStates}: their exact layout, and that it is the
+ * layout of {@code MoriShmemGpuStates} in {@code mori_shmem.cuh} as a C compiler lays it out.
+ */
+class GpuStatesTest {
+
+  @Test
+  void theLayoutIsFixedFieldByField() {
+    assertEquals(560, GpuStates.LAYOUT.byteSize());
+    assertEquals(0, GpuStates.offsetOf("rank"));
+    assertEquals(4, GpuStates.offsetOf("nPes"));
+    assertEquals(8, GpuStates.offsetOf("flags"));
+    assertEquals(12, GpuStates.offsetOf("version"));
+    assertEquals(16, GpuStates.offsetOf("heapSize"));
+    assertEquals(24, GpuStates.offsetOf("heapBase"));
+    assertEquals(32, GpuStates.offsetOf("internalOffset"));
+    assertEquals(40, GpuStates.offsetOf("waitTimeoutNs"));
+    assertEquals(48, GpuStates.offsetOf("peerHeapBase"));
+  }
+
+  @Test
+  void toBytesWritesEveryFieldLittleEndianAndZeroesUnusedPeers() {
+    GpuStates s = new GpuStates(1, 3, GpuStates.FLAG_P2P_DISABLED, 64L << 20, 0x7f00_0000_0000L, 0, 10_000_000_000L,
+        new long[] {0x7e00_0000_0000L, 0x7f00_0000_0000L, 0});
+    ByteBuffer expected = ByteBuffer.allocate(560).order(ByteOrder.LITTLE_ENDIAN);
+    expected.putInt(1).putInt(3).putInt(1).putInt(GpuStates.VERSION).putLong(64L << 20).putLong(0x7f00_0000_0000L).putLong(0).putLong(10_000_000_000L)
+        .putLong(0x7e00_0000_0000L).putLong(0x7f00_0000_0000L).putLong(0);
+    assertArrayEquals(expected.array(), s.toBytes());
+    assertEquals(s, GpuStates.fromBytes(s.toBytes()));
+  }
+
+  @Test
+  void impossibleStatesAreRefused() {
+    assertThrows(IllegalArgumentException.class, () -> new GpuStates(2, 2, 0, 1, 1, 0, 0, new long[2]));
+    assertThrows(IllegalArgumentException.class, () -> new GpuStates(0, 65, 0, 1, 1, 0, 0, new long[65]));
+    assertThrows(IllegalArgumentException.class, () -> new GpuStates(0, 2, 0, 1, 1, 0, 0, new long[3]));
+  }
+
+  @Test
+  void theHeadersStructHasTheSameLayoutAsACCompilerSeesIt() throws Exception {
+    String header = ShmemKernels.deviceLibrary();
+    Matcher m = Pattern.compile("(?s)typedef struct \\{(.*?)\\} MoriShmemGpuStates;").matcher(header);
+    assertEquals(true, m.find(), "MoriShmemGpuStates is not in mori_shmem.cuh");
+    String fields = m.group(1);
+    Matcher max = Pattern.compile("#define MORI_SHMEM_MAX_PES (\\d+)").matcher(header);
+    assertEquals(true, max.find());
+    assertEquals(GpuStates.MAX_PES, Integer.parseInt(max.group(1)));
+    Matcher version = Pattern.compile("#define MORI_SHMEM_STATES_VERSION (\\d+)u").matcher(header);
+    assertEquals(true, version.find());
+    assertEquals(GpuStates.VERSION, Integer.parseInt(version.group(1)));
+    Matcher flag = Pattern.compile("#define MORI_SHMEM_FLAG_P2P_DISABLED (\\d+)u").matcher(header);
+    assertEquals(true, flag.find());
+    assertEquals(GpuStates.FLAG_P2P_DISABLED, Integer.parseInt(flag.group(1)));
+
+    Path dir = Files.createTempDirectory("m4j-states");
+    StringBuilder c = new StringBuilder("#include <stdio.h>\n#include <stddef.h>\n#define MORI_SHMEM_MAX_PES ").append(GpuStates.MAX_PES)
+        .append("\ntypedef struct {").append(fields).append("} MoriShmemGpuStates;\nint main(void) {\n")
+        .append("  printf(\"size %zu\\n\", sizeof(MoriShmemGpuStates));\n");
+    for (String f : new String[] {"rank", "nPes", "flags", "version", "heapSize", "heapBase", "internalOffset", "waitTimeoutNs", "peerHeapBase"})
+      c.append("  printf(\"").append(f).append(" %zu\\n\", offsetof(MoriShmemGpuStates, ").append(f).append("));\n");
+    c.append("  return 0;\n}\n");
+    Files.writeString(dir.resolve("probe.c"), c);
+    Process cc;
+    try {
+      cc = new ProcessBuilder("gcc", "-o", dir.resolve("probe").toString(), dir.resolve("probe.c").toString()).redirectErrorStream(true).start();
+    } catch (java.io.IOException e) {
+      assumeTrue(false, "no gcc on this machine: " + e.getMessage());
+      return;
+    }
+    String log = new String(cc.getInputStream().readAllBytes());
+    assertEquals(true, cc.waitFor(60, TimeUnit.SECONDS));
+    assertEquals(0, cc.exitValue(), "the header's struct does not compile as C: " + log);
+    Process run = new ProcessBuilder(dir.resolve("probe").toString()).start();
+    Map<String, Long> probe = new HashMap<>();
+    for (String line : new String(run.getInputStream().readAllBytes()).split("\n")) {
+      String[] kv = line.trim().split(" ");
+      probe.put(kv[0], Long.parseLong(kv[1]));
+    }
+    run.waitFor(10, TimeUnit.SECONDS);
+    assertEquals(GpuStates.LAYOUT.byteSize(), probe.get("size"));
+    for (var e : probe.entrySet()) if (!e.getKey().equals("size")) assertEquals(GpuStates.offsetOf(e.getKey()), e.getValue(), e.getKey());
+    assertEquals(10, probe.size());
+  }
+}
