@@ -33,15 +33,26 @@ import picocli.CommandLine.TypeConversionException;
  * machine does not have (a GPU, a device id), fail at once with a message naming the flag and its value,
  * before anything is started. With {@code --mem-type gpu} both buffers are device memory (each end's own
  * device), the baselines add the driver's raw host<->device copies on the local device, and
- * {@code --compare-cpu} measures the same sweep between host buffers of the same target for the ratio.
+ * {@code --compare-cpu} measures the same sweep between host buffers of the same target for the ratio. With
+ * {@code --backend rdma} both engines use the RDMA backend on the provider of {@code --rdma-provider} (real NICs
+ * through libibverbs, or the software provider, whose rows are labelled emulation), and {@code --compare-tcp}
+ * (on by default) measures the same points over TCP in the same run ({@link RdmaBench}).
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = "Measure mori4j transfers between two processes and print MORI's table with baselines beside it.")
 public final class BenchCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Option(names = "--backend", defaultValue = "tcp", description = "Transfer backend: tcp or xgmi (GPU memory of this host; rdma: not in this build).")
+  @Option(names = "--backend", defaultValue = "tcp", description = "Transfer backend: tcp, xgmi (GPU memory of this host) or rdma "
+      + "(--rdma-provider; without an RDMA device: --rdma-provider software, emulation) (default: ${DEFAULT-VALUE}).")
   String backend;
+
+  @Mixin
+  RdmaFlags rdma = new RdmaFlags();
+
+  @Option(names = "--compare-tcp", negatable = true, description = "With --backend rdma: also measure the same points over tcp against the "
+      + "same target, alternating with the rdma rows, and print both (default: on with --backend rdma).")
+  Boolean compareTcp;
 
   @Option(names = "--xgmi-single-process", description = "With --backend xgmi: the target engine in this JVM (direct peer copies) instead of a child JVM (IPC handles).")
   boolean xgmiSingleProcess;
@@ -96,6 +107,9 @@ public final class BenchCommand implements Callable<Integer> {
   /** --backend xgmi, set by {@link #validate()}. */
   private boolean xgmi;
 
+  /** The resolved provider with --backend rdma (null otherwise), set by {@link #validate()}. */
+  private RdmaFlags.Provider rdmaProvider;
+
   /** "cpu" or "gpu", set by {@link #validate()}. */
   private String localMem;
   private String targetMem;
@@ -118,9 +132,12 @@ public final class BenchCommand implements Callable<Integer> {
   /** Checks the flags that picocli's types cannot, and builds the plan; a bad flag is a usage error (exit 2). */
   SweepPlan validate() {
     String b = backend.toLowerCase(Locale.ROOT);
-    if (b.equals("rdma")) throw usage("--backend " + backend + " is not available in this build (tcp or xgmi)");
-    if (!b.equals("tcp") && !b.equals("xgmi")) throw usage("unknown --backend '" + backend + "' (expected tcp or xgmi)");
+    if (!b.equals("tcp") && !b.equals("xgmi") && !b.equals("rdma")) throw usage("unknown --backend '" + backend + "' (expected tcp, xgmi or rdma)");
     xgmi = b.equals("xgmi");
+    boolean rdmaBackend = b.equals("rdma");
+    if (!rdmaBackend && rdma.anyGiven()) throw usage(rdma.firstGiven() + " needs --backend rdma");
+    if (!rdmaBackend && compareTcp != null) throw usage("--" + (compareTcp ? "" : "no-") + "compare-tcp needs --backend rdma");
+    if (rdmaBackend && compareCpu) throw usage("--compare-cpu is for --backend tcp; --backend rdma compares with tcp (--compare-tcp)");
     if (xgmiSingleProcess && !xgmi) throw usage("--xgmi-single-process needs --backend xgmi");
     if (xgmi && peer != null) throw usage("--backend xgmi starts its own target (a child JVM, or this JVM with --xgmi-single-process); --peer is for tcp");
     if (xgmi && compareCpu) throw usage("--compare-cpu compares GPU with CPU memory over tcp; --backend xgmi moves GPU memory only");
@@ -148,7 +165,10 @@ public final class BenchCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw usage(e.getMessage());
     }
-    return sweep.plan(this::usage);
+    SweepPlan plan = sweep.plan(this::usage);
+    // last: the flags are checked before this machine is asked for its RDMA devices
+    rdmaProvider = rdmaBackend ? rdma.resolve(this::usage, RdmaFlags::engineChoice) : null;
+    return plan;
   }
 
   private ParameterException usage(String message) {
@@ -181,6 +201,11 @@ public final class BenchCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     SweepPlan plan = validate();
     GpuRuntime gpu = checkGpu();
+    if (rdmaProvider != null) {
+      return RdmaBench.run(new RdmaBench.Settings(plan, sweep, rdmaProvider, rdma.config(this::usage), rdma.asArgs(), tcp.config(), tcp.asArgs(),
+          compareTcp == null || compareTcp, localMem, gpuDevice, targetMem, targetDevice(), peer, peerNio, host, json, baselines, pingpongIters,
+          iperfSeconds), gpu, System.out);
+    }
     if (xgmi) {
       return XgmiBench.run(new XgmiBench.Settings(plan, sweep.op, sweep.batchTransfer, sweep.session, sweep.iters, sweep.warmupIters,
           sweep.warmupNanos(), sweep.maxBuffer, sweep.reversedBlocks(), xgmiSingleProcess, gpuDevice, targetDevice(), host, json,

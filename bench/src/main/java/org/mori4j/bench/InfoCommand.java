@@ -6,11 +6,14 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.verbs.IbVerbs;
 import org.mori4j.natives.verbs.RdmaDevices;
 import org.mori4j.natives.verbs.VerbsConstants;
+import org.mori4j.transport.TransportException;
 import org.mori4j.transport.rdma.DeviceSelection;
+import org.mori4j.transport.rdma.RdmaProviders;
 import org.mori4j.transport.rdma.ibv.IbverbsProvider;
 import org.mori4j.transport.rdma.verbs.PortInfo;
 import org.mori4j.transport.rdma.verbs.VerbsDevice;
@@ -40,7 +43,8 @@ public final class InfoCommand implements Callable<Integer> {
     StringBuilder out = new StringBuilder();
     out.append(String.format(Locale.ROOT, "mori4j info: %d CPUs, %s %s, java %s%n%n", Runtime.getRuntime().availableProcessors(),
         System.getProperty("os.name"), System.getProperty("os.arch"), System.getProperty("java.version")));
-    out.append(rdma(new IbverbsProvider(), inventory, IbVerbs.available(), IbVerbs.absence(), provider, devices));
+    out.append(rdma(new IbverbsProvider(), inventory, RdmaProviders.ibverbsLoads(), IbVerbs.absence(), provider, devices,
+        autoChoice(RdmaFlags::engineChoice)));
     out.append('\n');
     out.append(gpu(gpu, BenchGpu.mode()));
     out.append('\n');
@@ -50,8 +54,22 @@ public final class InfoCommand implements Callable<Integer> {
     return 0;
   }
 
+  /**
+   * What {@code mori4j.rdma.provider = auto} gives an engine here, from the engine's own choice ({@code select}):
+   * the provider and its devices, or the refusal {@code createBackend(RDMA)} would fail with.
+   */
+  static String autoChoice(Function<String, VerbsProvider> select) {
+    try {
+      VerbsProvider p = select.apply("auto");
+      return p.name() + (p.emulated() ? " (emulation)" : "") + ", because it lists " + p.deviceNames();
+    } catch (TransportException e) {
+      return "no provider: createBackend(RDMA) fails with \"" + e.getMessage() + "\"; auto never falls back to the software provider";
+    }
+  }
+
   /** The RDMA section: libibverbs, the devices with their ports (opened through {@code ibv}), the selection and the provider auto picks. */
-  static String rdma(VerbsProvider ibv, RdmaDevices.Inventory inventory, boolean libibverbsLoads, String absence, String provider, String deviceSpec) {
+  static String rdma(VerbsProvider ibv, RdmaDevices.Inventory inventory, boolean libibverbsLoads, String absence, String provider, String deviceSpec,
+                     String autoChoice) {
     StringBuilder sb = new StringBuilder("RDMA\n");
     sb.append("  libibverbs: ").append(libibverbsLoads ? "loads" : "does not load: " + absence).append('\n');
     if (inventory.isEmpty()) {
@@ -70,10 +88,7 @@ public final class InfoCommand implements Callable<Integer> {
     }
     sb.append('\n');
     sb.append("  mori4j.rdma.provider (MORI4J_RDMA_PROVIDER): ").append(provider).append('\n');
-    sb.append("  auto would choose: ").append(inventory.isEmpty()
-        ? "no provider: createBackend(RDMA) fails with \"no RDMA device on this machine: " + inventory.whyNone()
-            + "\"; auto never falls back to the software provider"
-        : "ibverbs, because libibverbs lists " + inventory.devices()).append('\n');
+    sb.append("  auto would choose: ").append(autoChoice).append('\n');
     sb.append("  software provider: only when named (--rdma-provider software, MORI4J_RDMA_PROVIDER=software): a user-space RDMA device "
         + "in Java over TCP, emulation, never NIC performance\n");
     return sb.toString();

@@ -28,6 +28,30 @@ public final class JsonRows {
     return sb.append(rows.isEmpty() ? "]\n" : "\n]\n").toString();
   }
 
+  /**
+   * Rows of one backend with what made them: the issue's keys plus {@code backend} ({@code "rdma"},
+   * {@code "tcp"}), {@code provider} (the RDMA verbs provider, {@code "ibverbs"} or {@code "software"}; null for
+   * tcp) and {@code emulation} (true for the software provider, whose figures are never NIC performance). Used by
+   * {@code bench --backend rdma}, whose rows must not be read without their provider.
+   */
+  public static String rowsToJson(List<ResultRow> rows, String backend, String provider, boolean emulation) {
+    StringBuilder sb = new StringBuilder("[");
+    for (int i = 0; i < rows.size(); i++) {
+      sb.append(i == 0 ? "\n  " : ",\n  ");
+      appendRow(sb, rows.get(i), null, null);
+      sb.setLength(sb.length() - 1); // reopen the object for the backend's keys
+      sb.append(", \"backend\": ").append(string(backend));
+      sb.append(", \"provider\": ").append(provider == null ? "null" : string(provider));
+      sb.append(", \"emulation\": ").append(emulation).append('}');
+    }
+    return sb.append(rows.isEmpty() ? "]\n" : "\n]\n").toString();
+  }
+
+  /** Where the TCP rows of {@code bench --backend rdma --compare-tcp} go ({@code run.json} -> {@code run.tcp.json}). */
+  public static Path tcpRowsPath(Path main) {
+    return sibling(main, "tcp");
+  }
+
   /** The baselines file. */
   public static String baselinesToJson(List<BaselineRow> rows) {
     StringBuilder sb = new StringBuilder("[");

@@ -8,7 +8,9 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import org.mori4j.io.PollCqMode;
 import org.mori4j.io.RdmaBackendConfig;
-import org.mori4j.natives.verbs.RdmaDevices;
+import org.mori4j.transport.TransportException;
+import org.mori4j.transport.rdma.RdmaProviders;
+import org.mori4j.transport.rdma.verbs.VerbsProvider;
 import picocli.CommandLine.Option;
 
 /**
@@ -44,7 +46,7 @@ public final class RdmaFlags {
    * The provider a run uses and how its figures are labelled.
    *
    * @param name     {@code ibverbs} or {@code software} (auto already resolved)
-   * @param devices  the RDMA devices libibverbs lists (ibverbs), empty for software
+   * @param devices  the RDMA devices the provider lists (ibverbs), empty for software
    * @param label    how every table, row and JSON record names the backend, e.g. {@code rdma (software provider: emulation)}
    */
   public record Provider(String name, List<String> devices, String label) {
@@ -76,25 +78,40 @@ public final class RdmaFlags {
   }
 
   /**
-   * Checks the flags and resolves the provider; {@code usage} makes the error (exit 2) for a bad value, naming
-   * the flag (or the setting it came from) and the value. {@code inventory} is this machine's RDMA devices.
+   * The engine's own choice for a provider name ({@link RdmaProviders#select}), so that this command refuses
+   * exactly what {@code createBackend(RDMA)} would refuse, for the same reason.
    */
-  Provider resolve(Function<String, ? extends RuntimeException> usage, Supplier<RdmaDevices.Inventory> inventory) {
+  static VerbsProvider engineChoice(String name) {
+    return RdmaProviders.select(name, "127.0.0.1", null);
+  }
+
+  /**
+   * Checks the flags and resolves the provider; {@code usage} makes the error (exit 2) for a bad value, naming
+   * the flag (or the setting it came from) and the value. {@code select} is the engine's choice for a provider
+   * name ({@link #engineChoice}); its "no RDMA device" refusal becomes a usage error that says to pass
+   * {@code --rdma-provider software}.
+   */
+  Provider resolve(Function<String, ? extends RuntimeException> usage, Function<String, VerbsProvider> select) {
     config(usage);
     String source = provider != null ? "--rdma-provider" : PROVIDER_PROPERTY + " (MORI4J_RDMA_PROVIDER)";
     String value = provider != null ? provider : configuredProvider();
     String p = value.trim().toLowerCase(Locale.ROOT);
     switch (p) {
       case "software" -> {
+        // named, so emulation is what was asked for; the device itself is opened by each engine
         return new Provider("software", List.of(), SOFTWARE_LABEL);
       }
       case "auto", "ibverbs" -> {
-        RdmaDevices.Inventory inv = inventory.get();
-        if (inv.isEmpty()) {
-          throw usage.apply("--backend rdma with " + source + " " + value + ": no RDMA device on this machine: " + inv.whyNone()
+        VerbsProvider chosen;
+        try {
+          chosen = select.apply(p);
+        } catch (TransportException e) {
+          throw usage.apply("--backend rdma with " + source + " " + value + ": " + e.getMessage()
               + "; pass --rdma-provider software to run on the software provider (a user-space RDMA device over TCP: emulation, not NIC performance)");
         }
-        return new Provider("ibverbs", inv.devices(), "rdma (ibverbs provider: " + String.join(",", inv.devices()) + ")");
+        if (chosen.emulated()) return new Provider(chosen.name(), List.of(), SOFTWARE_LABEL);
+        List<String> devices = List.copyOf(chosen.deviceNames());
+        return new Provider(chosen.name(), devices, "rdma (" + chosen.name() + " provider: " + String.join(",", devices) + ")");
       }
       default -> throw usage.apply(source + " must be auto, ibverbs or software: '" + value + "'");
     }

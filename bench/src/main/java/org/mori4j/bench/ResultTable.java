@@ -38,7 +38,27 @@ public final class ResultTable {
       line.add(b.note());
       cells.add(line);
     }
-    return box(title, header, cells);
+    return box(title, header, cells, true, true);
+  }
+
+  /**
+   * Rows of several backends in one table, each with its backend's label in front (for instance
+   * {@code rdma (software provider: emulation)} beside {@code tcp}), so that no figure is read without the
+   * backend that made it.
+   */
+  public static String renderWithBackend(String title, List<String> backends, List<ResultRow> rows) {
+    if (backends.size() != rows.size()) throw new IllegalArgumentException(backends.size() + " labels for " + rows.size() + " rows");
+    List<String> header = new ArrayList<>();
+    header.add("Backend");
+    header.addAll(COLUMNS);
+    List<List<String>> cells = new ArrayList<>();
+    for (int i = 0; i < rows.size(); i++) {
+      List<String> line = new ArrayList<>();
+      line.add(backends.get(i));
+      line.addAll(cells(rows.get(i)));
+      cells.add(line);
+    }
+    return box(title, header, cells, true, false);
   }
 
   static List<String> cells(ResultRow r) {
@@ -56,6 +76,11 @@ public final class ResultTable {
   }
 
   static String box(String title, List<String> header, List<List<String>> rows) {
+    return box(title, header, rows, false, false);
+  }
+
+  /** {@code leadText}/{@code trailText}: the first/last column is free text (a name, a note), left-aligned. */
+  static String box(String title, List<String> header, List<List<String>> rows, boolean leadText, boolean trailText) {
     int[] w = new int[header.size()];
     for (int i = 0; i < w.length; i++) w[i] = header.get(i).length();
     for (List<String> r : rows) for (int i = 0; i < w.length; i++) w[i] = Math.max(w[i], r.get(i).length());
@@ -66,19 +91,19 @@ public final class ResultTable {
     out.append("+").append("-".repeat(inner)).append("+\n");
     out.append('|').append(center(title, inner)).append("|\n");
     out.append(rule).append('\n');
-    line(out, header, w, true);
+    line(out, header, w, true, leadText, trailText);
     out.append(rule).append('\n');
-    for (List<String> r : rows) line(out, r, w, false);
+    for (List<String> r : rows) line(out, r, w, false, leadText, trailText);
     out.append(rule).append('\n');
     return out.toString();
   }
 
-  private static void line(StringBuilder out, List<String> cells, int[] w, boolean header) {
+  private static void line(StringBuilder out, List<String> cells, int[] w, boolean header, boolean leadText, boolean trailText) {
     out.append('|');
     for (int i = 0; i < w.length; i++) {
       String c = cells.get(i);
-      // the last column of the baselines table is free text: left-aligned reads better there
-      boolean left = header || (i == w.length - 1 && w.length > COLUMNS.size()) || (i == 0 && w.length > COLUMNS.size());
+      // names and notes are free text: left-aligned reads better there; figures line up on the right
+      boolean left = header || (i == w.length - 1 && trailText) || (i == 0 && leadText);
       String pad = " ".repeat(w[i] - c.length());
       out.append(' ').append(header ? center(c, w[i]) : left ? c + pad : pad + c).append(" |");
     }

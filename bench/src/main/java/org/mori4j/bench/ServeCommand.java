@@ -27,7 +27,11 @@ import picocli.CommandLine.Spec;
  * buffer of the same size as {@value #CPU_BUFFER_NAME}, so that one target serves both halves of
  * {@code bench --compare-cpu}), starts the plain-NIO baseline server
  * on the same host, prints exactly one {@link ReadyLine} on stdout, and runs until stdin reaches EOF (the
- * spawning bench closes it) or the process gets SIGTERM; either way the engine is closed before exit.
+ * spawning bench closes it) or the process gets SIGTERM; either way the engine is closed before exit. With
+ * {@code --backend rdma} the engine also has an RDMA backend (created before the buffer is registered, so the
+ * buffer's descriptor carries its RDMA registration) on the provider of {@code --rdma-provider} or of
+ * {@code -Dmori4j.rdma.provider} (what {@code bench --backend rdma} gives its child); the TCP backend stays, so
+ * one target serves both the RDMA rows and the TCP rows of {@code --compare-tcp}.
  */
 @Command(name = "serve", description = "Run a target engine that mori4j bench --peer can use.", mixinStandardHelpOptions = true)
 public final class ServeCommand implements Callable<Integer> {
@@ -56,8 +60,12 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--gpu-device", defaultValue = "0", description = "With --mem-type gpu: the device the buffer is on (default: ${DEFAULT-VALUE}).")
   int gpuDevice;
 
-  @Option(names = "--backend", defaultValue = "tcp", description = "tcp, or xgmi: also the XGMI backend, for bench --backend xgmi on this host (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--backend", defaultValue = "tcp", description = "tcp; xgmi: also the XGMI backend, for bench --backend xgmi on this host; "
+      + "rdma: also the RDMA backend, for bench --backend rdma (default: ${DEFAULT-VALUE}).")
   String backend;
+
+  @Mixin
+  RdmaFlags rdma = new RdmaFlags();
 
   @Option(names = "--cpu-buffer", description = "Also publish a host buffer of the same size as '" + CPU_BUFFER_NAME + "' (for bench --compare-cpu).")
   boolean cpuBuffer;
@@ -76,7 +84,13 @@ public final class ServeCommand implements Callable<Integer> {
     String mem = BenchGpu.memType(memType);
     if (mem == null) throw new ParameterException(spec.commandLine(), "unknown --mem-type '" + memType + "' (expected cpu or gpu)");
     String backendName = backend.toLowerCase(java.util.Locale.ROOT);
-    if (!backendName.equals("tcp") && !backendName.equals("xgmi")) throw new ParameterException(spec.commandLine(), "unknown --backend '" + backend + "' (expected tcp or xgmi)");
+    if (!backendName.equals("tcp") && !backendName.equals("xgmi") && !backendName.equals("rdma"))
+      throw new ParameterException(spec.commandLine(), "unknown --backend '" + backend + "' (expected tcp, xgmi or rdma)");
+    if (!backendName.equals("rdma") && rdma.anyGiven())
+      throw new ParameterException(spec.commandLine(), rdma.firstGiven() + " needs --backend rdma");
+    RdmaFlags.Provider rdmaProvider = backendName.equals("rdma")
+        ? rdma.resolve(m -> new ParameterException(spec.commandLine(), m), RdmaFlags::engineChoice) : null;
+    org.mori4j.io.RdmaBackendConfig rdmaConfig = rdmaProvider != null ? rdma.config(m -> new ParameterException(spec.commandLine(), m)) : null;
     if (backendName.equals("xgmi") && !mem.equals("gpu")) throw new ParameterException(spec.commandLine(), "--backend xgmi serves GPU memory: add --mem-type gpu");
     GpuRuntime gpu = null;
     if (mem.equals("gpu")) {
@@ -86,7 +100,10 @@ public final class ServeCommand implements Callable<Integer> {
     }
     String engineKey = key != null ? key : "target-" + ProcessHandle.current().pid();
     List<BenchMemory> buffers = new CopyOnWriteArrayList<>();
-    IoEngine engine = IoEngine.create(engineKey, new IoEngineConfig(host, port));
+    IoEngineConfig engineConfig = new IoEngineConfig(host, port);
+    // the engine reads its RDMA provider from its configuration when it is created
+    IoEngine engine = rdmaProvider != null ? RdmaFlags.withProvider(rdmaProvider, () -> IoEngine.create(engineKey, engineConfig))
+        : IoEngine.create(engineKey, engineConfig);
     AtomicBoolean closed = new AtomicBoolean();
     CountDownLatch stopped = new CountDownLatch(1);
     NioBaselineServer[] nioRef = new NioBaselineServer[1];
@@ -106,6 +123,8 @@ public final class ServeCommand implements Callable<Integer> {
     try {
       // XGMI first: the buffer's descriptor then carries its IPC handle
       if (backendName.equals("xgmi")) engine.createBackend(BackendType.XGMI, org.mori4j.io.XgmiBackendConfig.defaults());
+      // RDMA before the buffer is registered, for the same reason: its descriptor then carries the memory region's keys
+      if (rdmaConfig != null) engine.createBackend(BackendType.RDMA, rdmaConfig);
       engine.createBackend(BackendType.TCP, tcp.config());
       BenchMemory buffer = gpu != null ? BenchMemory.gpu(engine, gpu, gpuDevice, bufferSize) : BenchMemory.host(engine, bufferSize);
       buffers.add(buffer);
@@ -120,8 +139,9 @@ public final class ServeCommand implements Callable<Integer> {
       EngineDesc self = engine.engineDesc();
       out.println(new ReadyLine(self.host(), self.port(), nio.port()).format());
       out.flush();
-      System.err.printf("mori4j serve: engine %s at %s:%d, %s %s buffer published as '%s'%s, NIO baseline on port %d%n",
-          engineKey, self.host(), self.port(), HumanSize.format(bufferSize), buffer.describe(), BUFFER_NAME,
+      System.err.printf("mori4j serve: engine %s at %s:%d%s, %s %s buffer published as '%s'%s, NIO baseline on port %d%n",
+          engineKey, self.host(), self.port(), rdmaProvider != null ? ", backends " + rdmaProvider.label() + " and tcp" : "",
+          HumanSize.format(bufferSize), buffer.describe(), BUFFER_NAME,
           cpuBuffer ? " and a cpu one as '" + CPU_BUFFER_NAME + "'" : "", nio.port());
       if (noStdinWatch) {
         stopped.await(); // until SIGTERM runs the hook

@@ -46,9 +46,15 @@ public final class TargetProcess implements AutoCloseable {
 
   /** The command line of the child: {@code mori4j <subcommand> args}. */
   static List<String> command(String subcommand, List<String> args) {
+    return command(List.of(), subcommand, args);
+  }
+
+  /** The command line of the child with extra JVM flags ({@code -Dkey=value}) before the main class. */
+  static List<String> command(List<String> jvmArgs, String subcommand, List<String> args) {
     String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
-    List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
-        "-cp", System.getProperty("java.class.path"), SERVE_CLASS, subcommand));
+    List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"));
+    cmd.addAll(jvmArgs);
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), SERVE_CLASS, subcommand));
     cmd.addAll(args);
     return cmd;
   }
@@ -68,7 +74,16 @@ public final class TargetProcess implements AutoCloseable {
    * and waits for its READY line; failures as {@link #start(List, Duration, PrintStream)}.
    */
   public static TargetProcess start(String subcommand, List<String> args, Duration timeout, PrintStream err) throws IOException {
-    Process p = new ProcessBuilder(command(subcommand, args)).start();
+    return start(List.of(), subcommand, args, timeout, err);
+  }
+
+  /**
+   * As {@link #start(String, List, Duration, PrintStream)}, with {@code jvmArgs} given to the child's JVM: the
+   * settings its engine reads from its configuration (the RDMA provider, {@code -Dmori4j.rdma.provider=...}).
+   */
+  public static TargetProcess start(List<String> jvmArgs, String subcommand, List<String> args, Duration timeout, PrintStream err)
+      throws IOException {
+    Process p = new ProcessBuilder(command(jvmArgs, subcommand, args)).start();
     Deque<String> tail = new ArrayDeque<>();
     Thread.ofPlatform().daemon().name("target-stderr").start(() -> keepTail(p.getErrorStream(), tail));
     CompletableFuture<ReadyLine> ready = new CompletableFuture<>();
