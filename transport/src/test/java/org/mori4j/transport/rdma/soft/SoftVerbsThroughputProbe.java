@@ -31,7 +31,7 @@ public final class SoftVerbsThroughputProbe {
     System.out.printf("size %d MiB, %d iterations (median)%n", size >> 20, iterations);
     System.out.printf("NIO stream       %.2f GB/s%n", nioStream(size, iterations));
     try (SoftFixture f = new SoftFixture()) {
-      QueuePair[] qp = f.connected(16, 16, SoftFixture.NORMAL);
+      QueuePair[] qp = f.connected(256, 16, SoftFixture.NORMAL);
       MemorySegment src = f.memory(size), dst = f.memory(size);
       MemoryRegion ms = f.register(f.pdA, src, IBV_ACCESS_LOCAL_WRITE);
       MemoryRegion md = f.register(f.pdB, dst, SoftFixture.ALL);
@@ -39,15 +39,28 @@ public final class SoftVerbsThroughputProbe {
       SendRequests r = new SendRequests(1).read(0, 2, ms.address(), size, ms.lkey(), md.address(), md.rkey(), IBV_SEND_SIGNALED);
       System.out.printf("soft RDMA WRITE  %.2f GB/s%n", time(qp[0], f.cqA, w, size, iterations));
       System.out.printf("soft RDMA READ   %.2f GB/s%n", time(qp[0], f.cqA, r, size, iterations));
+      int small = 4096, batch = 128;
+      SendRequests chain = new SendRequests(batch);
+      for (int i = 0; i < batch; i++) {
+        chain.write(i, i, ms.address() + (long) i * small, small, ms.lkey(), md.address() + (long) i * small, md.rkey(),
+            i == batch - 1 ? IBV_SEND_SIGNALED : 0);
+      }
+      double gbs = time(qp[0], f.cqA, chain, batch, small * batch, iterations * 20);
+      System.out.printf("soft RDMA WRITE  %d x %d B, last signaled: %.2f GB/s, %.0f us per batch%n", batch, small, gbs,
+          small * batch / gbs / 1000);
     }
   }
 
   private static double time(QueuePair qp, CompletionQueue cq, SendRequests wr, int size, int iterations) {
+    return time(qp, cq, wr, 1, size, iterations);
+  }
+
+  private static double time(QueuePair qp, CompletionQueue cq, SendRequests wr, int count, int size, int iterations) {
     Completions c = new Completions(4);
     double[] gbs = new double[iterations];
     for (int i = -3; i < iterations; i++) {
       long t0 = System.nanoTime();
-      qp.postSend(wr, 0, 1);
+      qp.postSend(wr, 0, count);
       while (cq.poll(c) == 0) java.util.concurrent.locks.LockSupport.parkNanos(20_000); // leave the cores to the I/O threads
       if (!c.succeeded(0)) throw new IllegalStateException(Completions.statusName(c.status(0)));
       if (i >= 0) gbs[i] = size / (double) (System.nanoTime() - t0);

@@ -18,8 +18,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Bytes and completions of every operation between two software devices over loopback: WRITE, WRITE_WITH_IMM
  * (the immediate and a RECV_RDMA_WITH_IMM completion at the target), READ, SEND/RECV, 1 byte and 64 MiB, chains
- * with only the last request signaled, strict per-QP completion order over mixed operations, GPU memory through
- * staging at both ends, and a queue pair connected to another on the same device.
+ * with only the last request signaled, strict per-QP completion order over mixed operations, 24-bit PSN wrap,
+ * GPU memory through staging at both ends, and a queue pair connected to another on the same device.
  */
 class SoftVerbsTransferTest {
   private static final Logger log = LoggerFactory.getLogger(SoftVerbsTransferTest.class);
@@ -214,6 +214,34 @@ class SoftVerbsTransferTest {
       List<Wc> rc = poll(f.cqB, sends);
       for (int i = 0; i < sends; i++) assertEquals(10_000 + i, rc.get(i).wrId());
       assertSameBytes(big, bigR);
+    }
+  }
+
+  @Test
+  void packetSequenceNumbersWrapAt24Bits() {
+    int n = 64;
+    try (SoftFixture f = new SoftFixture()) {
+      QueuePair x = f.queuePair(f.pdA, f.cqA, n, n), y = f.queuePair(f.pdB, f.cqB, n, n);
+      x.toInit(new org.mori4j.natives.verbs.VerbsQueuePair.InitAttributes(1, 0, ALL));
+      y.toInit(new org.mori4j.natives.verbs.VerbsQueuePair.InitAttributes(1, 0, ALL));
+      int start = 0xffffff - 20; // the PSN passes 0xffffff -> 0 in the middle of the chain
+      x.toReadyToReceive(rtr(y.qpNumber(), f.b.queryGid(1, 0), 7));
+      y.toReadyToReceive(rtr(x.qpNumber(), f.a.queryGid(1, 0), start));
+      x.toReadyToSend(new org.mori4j.natives.verbs.VerbsQueuePair.RtsAttributes(start, 14, 7, 7, 16));
+      MemorySegment s = f.memory(n * 16L), d = f.memory(n * 16L);
+      fill(s, 11);
+      MemoryRegion ms = f.register(f.pdA, s, ALL), md = f.register(f.pdB, d, ALL);
+      SendRequests wr = new SendRequests(n);
+      for (int i = 0; i < n; i++) {
+        if (i % 2 == 0) wr.write(i, i, ms.address() + i * 16L, 16, ms.lkey(), md.address() + i * 16L, md.rkey(), IBV_SEND_SIGNALED);
+        else wr.read(i, i, ms.address() + i * 16L, 16, ms.lkey(), md.address() + i * 16L, md.rkey(), IBV_SEND_SIGNALED);
+      }
+      for (int i = 1; i < n; i += 2) MemorySegment.copy(s, i * 16L, d, i * 16L, 16); // what the READs fetch back
+      x.postSend(wr, 0, n);
+      List<Wc> wc = poll(f.cqA, n);
+      for (int i = 0; i < n; i++) assertEquals(new Wc(i, IBV_WC_SUCCESS, i % 2 == 0 ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ, 16, 0,
+          x.qpNumber(), 0), wc.get(i));
+      assertSameBytes(s, d);
     }
   }
 
