@@ -169,7 +169,7 @@ final class DeviceApiScenario {
     int blocks = 8;
     long chunk = scope == 0 ? 4099 : 65536 + 16;
     long total = op == 10 ? chunk * blocks : chunk;
-    set(dst, total, 0);
+    set(dst, total + 64, 0);
     set(words, 8, 0);
     set(out, 16, 0xFF);
     fillPattern(src, total, me);
