@@ -39,6 +39,8 @@ final class XgmiControl {
   private final Duration timeout;
   /** Region id to the engines that confirmed it (key to engine actor). */
   private final Map<Long, Map<String, ActorRef<IoEngineProtocol.Command>>> importers = new HashMap<>();
+  /** Region id to the engines among them that confirmed it for XGMI, which map its memory. */
+  private final Map<Long, java.util.Set<String>> mappers = new HashMap<>();
   /** Owners that confirmed a region to this engine (written by the backend's worker thread), told when this engine closes. */
   private final java.util.concurrent.ConcurrentHashMap<String, ActorRef<IoEngineProtocol.Command>> owners =
       new java.util.concurrent.ConcurrentHashMap<>();
@@ -99,6 +101,7 @@ final class XgmiControl {
       return;
     }
     importers.computeIfAbsent(m.regionId(), k -> new HashMap<>()).put(m.fromKey(), m.from());
+    if (type == BackendType.XGMI) mappers.computeIfAbsent(m.regionId(), k -> new java.util.HashSet<>()).add(m.fromKey());
     m.replyTo().tell(new XgmiMessages.ConfirmReply(d.address(), d.size(), data, 0, ""));
   }
 
@@ -111,23 +114,40 @@ final class XgmiControl {
    * or the timeout passed (an importer that is gone cannot be waited for; it is named in the log).
    */
   CompletableFuture<Void> revokeImporters(long regionId) {
+    return revokeImporters(regionId, false);
+  }
+
+  /**
+   * With {@code closing}, only the engines that map the region by XGMI are waited for: freeing exported GPU memory
+   * under a live mapping is undefined behaviour, while an RDMA importer's late work request meets a memory region
+   * that no longer exists, which its NIC refuses; those are told without waiting (an importer closing at the same
+   * moment would otherwise hold this engine's close for the whole timeout).
+   */
+  private CompletableFuture<Void> revokeImporters(long regionId, boolean closing) {
     Map<String, ActorRef<IoEngineProtocol.Command>> who = importers.remove(regionId);
+    java.util.Set<String> mapping = mappers.remove(regionId);
     if (who == null || who.isEmpty()) return CompletableFuture.completedFuture(null);
     List<CompletableFuture<?>> answers = new ArrayList<>();
-    who.forEach((key, ref) -> answers.add(AskPattern.<IoEngineProtocol.Command, XgmiMessages.Revoked>ask(ref,
-            r -> new XgmiMessages.Revoke(engineKey, regionId, r), timeout, system.scheduler())
-        .toCompletableFuture().exceptionally(err -> {
-          log.warn("engine '{}': engine '{}' did not confirm it dropped its XGMI mapping of memory id {} within {} ms ({})",
-              engineKey, key, regionId, timeout.toMillis(), err.getMessage());
-          return null;
-        })));
+    who.forEach((key, ref) -> {
+      if (closing && (mapping == null || !mapping.contains(key))) {
+        ref.tell(new XgmiMessages.Revoke(engineKey, regionId, system.ignoreRef()));
+        return;
+      }
+      answers.add(AskPattern.<IoEngineProtocol.Command, XgmiMessages.Revoked>ask(ref,
+              r -> new XgmiMessages.Revoke(engineKey, regionId, r), timeout, system.scheduler())
+          .toCompletableFuture().exceptionally(err -> {
+            log.warn("engine '{}': engine '{}' did not confirm it dropped memory id {} (its mappings, its confirmed keys) within {} ms ({})",
+                engineKey, key, regionId, timeout.toMillis(), err.getMessage());
+            return null;
+          }));
+    });
     return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new));
   }
 
   /** Owner side, on close: every region. */
   CompletableFuture<Void> revokeAllImporters() {
     List<CompletableFuture<Void>> all = new ArrayList<>();
-    for (Long id : new ArrayList<>(importers.keySet())) all.add(revokeImporters(id));
+    for (Long id : new ArrayList<>(importers.keySet())) all.add(revokeImporters(id, true));
     return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
   }
 
@@ -140,6 +160,7 @@ final class XgmiControl {
   /** An engine that was deregistered, lost or closed will not answer revocations: stop waiting for it. */
   void forgetImporter(String key) {
     importers.values().forEach(m -> m.remove(key));
+    mappers.values().forEach(m -> m.remove(key));
   }
 
   /**

@@ -255,6 +255,7 @@ final class RdmaWorker implements CompletionSource {
       error = TransportError.INVALID_ARGS;
       reason = "engine '" + peer.key + "' confirmed memory id " + r.id + " without RDMA keys";
     }
+    if (error == TransportError.PEER_LOST) peerGone.accept(peer.key, reason); // the owner is closing: later ops fail fast
     if (error != null || path.regions.get(r.id) != r) {
       // refused (or revoked while asking): nothing is kept, so a later op asks again
       if (path.regions.get(r.id) == r) path.regions.remove(r.id);
