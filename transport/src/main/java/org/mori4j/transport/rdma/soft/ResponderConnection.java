@@ -3,6 +3,7 @@ package org.mori4j.transport.rdma.soft;
 import static org.mori4j.natives.verbs.VerbsConstants.*;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 
@@ -45,6 +46,7 @@ final class ResponderConnection extends SoftConnection {
   /** After a DROPPED notice for this PSN, everything else is dropped silently until it comes again (-1: none). */
   private int dropPsn = -1;
   private SoftMemoryRegion lastRemote;
+  private SoftMemoryRegion lastReceive;
 
   ResponderConnection(SoftIoLoop loop, SocketChannel channel) {
     super(loop);
@@ -94,7 +96,7 @@ final class ResponderConnection extends SoftConnection {
           if (executing) finishRequest();
           continue;
         }
-        if (out.remaining() < 2 * SoftWire.RESPONSE_BYTES && !writeOut()) {
+        if (out.remaining() < 2 * SoftWire.RESPONSE_BYTES + INLINE_MAX && !writeOut()) {
           interest(false, true);
           return;
         }
@@ -153,7 +155,7 @@ final class ResponderConnection extends SoftConnection {
     if (verdict == ACCEPT) {
       if (op == SoftWire.OP_READ) {
         respond(SoftWire.READ_DATA, 0, length);
-        if (length > 0) {
+        if (length > 0 && !readDataInline()) {
           startTx(target, targetAddress, length);
           readDataPending = true;
         }
@@ -173,6 +175,18 @@ final class ResponderConnection extends SoftConnection {
       startDrain(length, 0);
       inPayload = true;
     }
+  }
+
+  /** Small READ data from host memory rides in the output buffer behind its header; false when it cannot. */
+  private boolean readDataInline() {
+    if (target.gpu || length > INLINE_MAX || out.remaining() < length || !target.pin()) return false;
+    try {
+      MemorySegment.copy(target.segment, targetAddress - target.address(), outSegment, out.position(), length);
+    } finally {
+      target.unpin();
+    }
+    out.position(out.position() + length);
+    return true;
   }
 
   /** The responder's checks, in a NIC's order; ACCEPT, SILENT or the response type that refuses the request. */
@@ -209,7 +223,8 @@ final class ResponderConnection extends SoftConnection {
           return SoftWire.NAK_INVALID;
         }
         if (length > 0) {
-          SoftMemoryRegion mr = device.regionByLkey(receive.lkey);
+          SoftMemoryRegion mr = lastReceive;
+          if (mr == null || mr.lkey() != receive.lkey || !mr.live()) mr = lastReceive = device.regionByLkey(receive.lkey);
           if (mr == null || mr.pd != q.pd || (mr.access() & IBV_ACCESS_LOCAL_WRITE) == 0 || !mr.contains(receive.address, length)) {
             q.rq.complete(receiveSeq, q.receiveCq, q.qpNumber(), IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, 0, false);
             q.moveToErrorLocked();
