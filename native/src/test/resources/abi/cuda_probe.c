@@ -114,6 +114,8 @@ static void symbols(void) {
   S(cuModuleGetFunction);
   S(cuModuleGetGlobal);
   S(cuLaunchKernel);
+  S(cuLaunchCooperativeKernel);
+  S(cuOccupancyMaxActiveBlocksPerMultiprocessor);
 }
 
 int main(void) {

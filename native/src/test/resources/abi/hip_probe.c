@@ -71,7 +71,8 @@ static void symbols(void) {
   S(hipStreamCreateWithFlags); S(hipStreamDestroy); S(hipStreamSynchronize); S(hipStreamQuery);
   S(hipEventCreateWithFlags); S(hipEventDestroy); S(hipEventRecord); S(hipEventQuery);
   S(hipEventSynchronize); S(hipEventElapsedTime); S(hipModuleLoadData); S(hipModuleUnload);
-  S(hipModuleGetFunction); S(hipModuleGetGlobal); S(hipModuleLaunchKernel); S(hipDeviceCanAccessPeer);
+  S(hipModuleGetFunction); S(hipModuleGetGlobal); S(hipModuleLaunchKernel); S(hipModuleLaunchCooperativeKernel);
+  S(hipModuleOccupancyMaxActiveBlocksPerMultiprocessor); S(hipDeviceCanAccessPeer);
   S(hipDeviceEnablePeerAccess); S(hipGetErrorName); S(hipGetErrorString);
   S(hiprtcVersion); S(hiprtcCreateProgram); S(hiprtcCompileProgram); S(hiprtcDestroyProgram);
   S(hiprtcGetProgramLogSize); S(hiprtcGetProgramLog); S(hiprtcGetCodeSize); S(hiprtcGetCode);

@@ -39,6 +39,58 @@ class ShmemDeviceApiGpuTest {
     }
   }
 
+  /**
+   * What the runtime gained for shmem kernels, on the real driver: a 512-byte struct passed by value, the
+   * occupancy calculator, and a cooperative launch of exactly the grid that fits (all blocks wait for each
+   * other, which deadlocks unless they are all resident), while one block more is refused.
+   */
+  @Test
+  void structArgumentsOccupancyAndCooperativeLaunch() {
+    String src = """
+        struct Table { unsigned long long v[64]; };
+        extern "C" __global__ void struct_arg(Table t, int n, unsigned long long* out) {
+          if (threadIdx.x < n) out[threadIdx.x] = t.v[threadIdx.x];
+        }
+        extern "C" __global__ void all_resident(unsigned int* counter, unsigned int* out) {
+          if (threadIdx.x == 0) {
+            atomicAdd(counter, 1u);
+            while (atomicAdd(counter, 0u) < gridDim.x) {}
+            out[blockIdx.x] = 1;
+          }
+        }
+        """;
+    try (GpuModule m = gpu.loadModule(0, gpu.compile(0, src, "grid.cu")); var out = gpu.allocDevice(0, 1 << 20);
+         var counter = gpu.allocDevice(0, 64); GpuStream stream = gpu.createStream(0); var arena = java.lang.foreign.Arena.ofConfined()) {
+      java.nio.ByteBuffer table = java.nio.ByteBuffer.allocate(512).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+      for (int i = 0; i < 64; i++) table.putLong(0x1000_0000_0000L * (i + 1) + i);
+      gpu.launch(m.function("struct_arg"), org.mori4j.natives.gpu.Dim3.of(1), org.mori4j.natives.gpu.Dim3.of(64), 0, stream,
+          org.mori4j.natives.gpu.KernelArgs.of().struct(table.array(), 8).i32(64).pointer(out.address()));
+      stream.synchronize();
+      var host = arena.allocate(512, 8);
+      gpu.copyDeviceToHost(host, out.address(), 512);
+      for (int i = 0; i < 64; i++) assertEquals(0x1000_0000_0000L * (i + 1) + i, host.getAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG, i), "element " + i);
+
+      var resident = m.function("all_resident");
+      int perSm = gpu.maxActiveBlocksPerMultiprocessor(resident, 256, 0);
+      int sms = gpu.multiprocessorCount(0);
+      assertTrue(perSm >= 1 && perSm <= 64, "blocks per SM " + perSm);
+      int grid = perSm * sms;
+      gpu.fill(counter.address(), (byte) 0, 64);
+      gpu.fill(out.address(), (byte) 0, 4L * grid);
+      gpu.launchCooperative(resident, org.mori4j.natives.gpu.Dim3.of(grid), org.mori4j.natives.gpu.Dim3.of(256), 0, stream,
+          org.mori4j.natives.gpu.KernelArgs.of().pointer(counter.address()).pointer(out.address()));
+      stream.synchronize();
+      var flags = arena.allocate(4L * grid, 4);
+      gpu.copyDeviceToHost(flags, out.address(), 4L * grid);
+      for (int b = 0; b < grid; b++) assertEquals(1, flags.getAtIndex(java.lang.foreign.ValueLayout.JAVA_INT, b), "block " + b);
+      System.out.println("cooperative launch: " + perSm + " blocks/SM x " + sms + " SMs = " + grid + " blocks of 256 threads, all resident");
+      var tooBig = org.junit.jupiter.api.Assertions.assertThrows(org.mori4j.natives.NativeException.class, () -> gpu.launchCooperative(resident,
+          org.mori4j.natives.gpu.Dim3.of(grid + 1), org.mori4j.natives.gpu.Dim3.of(256), 0, stream,
+          org.mori4j.natives.gpu.KernelArgs.of().pointer(counter.address()).pointer(out.address())));
+      assertTrue(tooBig.getMessage().contains("COOPERATIVE_LAUNCH_TOO_LARGE"), tooBig.getMessage());
+    }
+  }
+
   @Test
   void everyDeviceFunctionBetweenTwoPesInTwoProcesses() throws Exception {
     ShmemConfig config = ShmemConfig.load().withHeapSize(HEAP);

@@ -52,6 +52,10 @@ public final class CudaExecutionApi {
   private static final MethodHandle LAUNCH_KERNEL = FUNCTIONS.bind("cuLaunchKernel", FunctionDescriptor.of(CU_RESULT, HANDLE,
       JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, HANDLE, ADDRESS, ADDRESS));
 
+  /** Cooperative launches and occupancy, the implementation shared with HIP. */
+  static final org.mori4j.natives.gpu.GridLaunchApi GRID = new org.mori4j.natives.gpu.GridLaunchApi(FUNCTIONS, "cuLaunchCooperativeKernel",
+      "cuLaunchCooperativeKernel", "cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor", CudaDriver::check);
+
   /** Forces class initialisation, so that the shared function table lists these bindings. */
   static void touch() {}
 

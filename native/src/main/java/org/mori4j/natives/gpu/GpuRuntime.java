@@ -122,6 +122,24 @@ public interface GpuRuntime {
   /** Launches {@code function} on {@code stream} (null: the device's default stream); returns at once. */
   void launch(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args);
 
+  /**
+   * Launches {@code function} with all its blocks resident at once, so that they may wait for each other (a
+   * grid-wide barrier, signals between blocks); the driver refuses a grid the GPU cannot hold instead of
+   * letting it deadlock. Size the grid with {@link #maxActiveBlocksPerMultiprocessor} times
+   * {@link #multiprocessorCount}. Runtimes without it (test devices) throw {@link UnsupportedOperationException}.
+   */
+  default void launchCooperative(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
+    throw new UnsupportedOperationException("GPU runtime " + name() + " has no cooperative launch");
+  }
+
+  /**
+   * How many blocks of {@code function} with {@code blockThreads} threads and {@code dynamicSharedBytes} of
+   * dynamic shared memory one multiprocessor holds at once (the driver's occupancy calculator).
+   */
+  default int maxActiveBlocksPerMultiprocessor(GpuFunction function, int blockThreads, int dynamicSharedBytes) {
+    throw new UnsupportedOperationException("GPU runtime " + name() + " has no occupancy calculator");
+  }
+
   boolean canAccessPeer(int device, int peer);
 
   /** Lets kernels and copies on {@code device} reach {@code peer}'s memory directly; idempotent. */

@@ -25,6 +25,8 @@ final class UnavailableGpuRuntime implements GpuRuntime {
   @Override public boolean available() { return false; }
   @Override public String version() { return reason; }
   @Override public int deviceCount() { throw fail(); }
+  @Override public void launchCooperative(GpuFunction f, Dim3 g, Dim3 b, int shared, GpuStream s, KernelArgs a) { throw fail(); }
+  @Override public int maxActiveBlocksPerMultiprocessor(GpuFunction f, int blockThreads, int dynamicSharedBytes) { throw fail(); }
   @Override public String deviceName(int device) { throw fail(); }
   @Override public int computeCapability(int device) { throw fail(); }
   @Override public int multiprocessorCount(int device) { throw fail(); }

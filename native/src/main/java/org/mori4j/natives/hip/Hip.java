@@ -98,6 +98,13 @@ public final class Hip {
       FunctionDescriptor.of(HIP_ENUM, ADDRESS, JAVA_INT, JAVA_INT));
   static final MethodHandle DEVICE_ENABLE_PEER_ACCESS = FUNCTIONS.bind("hipDeviceEnablePeerAccess",
       FunctionDescriptor.of(HIP_ENUM, JAVA_INT, JAVA_INT));
+  /**
+   * Cooperative launches and occupancy, the implementation shared with CUDA. hipModuleLaunchCooperativeKernel
+   * is newer than ROCm 5.2's library (the ABI machines'): there it fails when called, naming the symbol.
+   */
+  static final org.mori4j.natives.gpu.GridLaunchApi GRID = new org.mori4j.natives.gpu.GridLaunchApi(FUNCTIONS, "hipModuleLaunchCooperativeKernel",
+      "hipModuleLaunchCooperativeKernel", "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor",
+      Hip::check);
   private static final MethodHandle GET_ERROR_NAME = FUNCTIONS.bind("hipGetErrorName", FunctionDescriptor.of(ADDRESS, HIP_ENUM));
   private static final MethodHandle GET_ERROR_STRING = FUNCTIONS.bind("hipGetErrorString", FunctionDescriptor.of(ADDRESS, HIP_ENUM));
 

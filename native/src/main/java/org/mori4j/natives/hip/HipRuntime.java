@@ -318,6 +318,29 @@ public final class HipRuntime implements GpuRuntime {
   }
 
   @Override
+  public void launchCooperative(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
+    MemorySegment streamHandle = MemorySegment.NULL;
+    if (stream != null) {
+      HipStream s = bindStream(stream);
+      if (s.device() != function.device()) {
+        throw new IllegalArgumentException("kernel " + function.name() + " is loaded on device " + function.device() + " but the stream is on device " + s.device());
+      }
+      streamHandle = s.handle();
+    } else {
+      bind(function.device());
+    }
+    try (Arena arena = Arena.ofConfined()) {
+      Hip.GRID.launchCooperative(MemorySegment.ofAddress(function.handle()), grid, block, sharedMemBytes, streamHandle, args.toNative(arena));
+    }
+  }
+
+  @Override
+  public int maxActiveBlocksPerMultiprocessor(GpuFunction function, int blockThreads, int dynamicSharedBytes) {
+    bind(function.device());
+    return Hip.GRID.maxActiveBlocksPerMultiprocessor(MemorySegment.ofAddress(function.handle()), blockThreads, dynamicSharedBytes);
+  }
+
+  @Override
   public boolean canAccessPeer(int device, int peer) {
     int d = checkDevice(device);
     int p = checkDevice(peer);

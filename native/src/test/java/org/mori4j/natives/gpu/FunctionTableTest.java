@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -69,6 +70,32 @@ class FunctionTableTest {
       assertEquals(1.5f, slot(params, 3).get(java.lang.foreign.ValueLayout.JAVA_FLOAT, 0));
       assertEquals(-0.25, slot(params, 4).get(java.lang.foreign.ValueLayout.JAVA_DOUBLE, 0));
     }
+  }
+
+  @Test
+  void structArgumentsTakeTheirSizeAtTheirAlignmentBetweenScalars() {
+    byte[] table = new byte[520];
+    for (int i = 0; i < table.length; i++) table[i] = (byte) i;
+    KernelArgs args = KernelArgs.of().i32(7).struct(table, 16).struct(new byte[] {1, 2, 3}, 1).i64(-1);
+    assertEquals(4, args.count());
+    assertEquals(0, args.offset(0));
+    assertEquals(16, args.offset(1), "the struct is placed at its 16-byte alignment after the 8-byte slot");
+    assertEquals(536, args.offset(2));
+    assertEquals(544, args.offset(3), "the next scalar is 8-byte aligned again");
+    assertEquals(552, args.totalBytes());
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment params = args.toNative(arena);
+      MemorySegment struct = params.getAtIndex(ADDRESS, 1).reinterpret(520);
+      assertEquals(0, struct.address() % 16);
+      assertArrayEquals(table, struct.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+      assertArrayEquals(new byte[] {1, 2, 3}, params.getAtIndex(ADDRESS, 2).reinterpret(3).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+      assertEquals(-1L, slot(params, 3).get(JAVA_LONG, 0));
+      assertEquals(7, slot(params, 0).get(JAVA_INT, 0));
+    }
+    assertArrayEquals(table, args.bytes(1));
+    assertThrows(IllegalArgumentException.class, () -> KernelArgs.of().struct(new byte[8], 3));
+    assertThrows(IllegalArgumentException.class, () -> KernelArgs.of().struct(new byte[0], 8));
+    assertThrows(IllegalArgumentException.class, () -> KernelArgs.of().struct(new byte[KernelArgs.MAX_TOTAL_BYTES + 1], 8));
   }
 
   private static MemorySegment slot(MemorySegment params, int i) {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.mori4j.natives.AbiProbe;
@@ -23,14 +24,24 @@ import org.mori4j.natives.gpu.BoundSymbols;
 class HipSymbolsTest {
   private static final String LIBRARY = "libamdhip64.so.5";
 
+  /**
+   * Bound symbols that ROCm added after 5.2 (this machine's library): they resolve on newer ROCm, and on 5.2 a
+   * call fails naming the symbol (FunctionTable's missing-symbol path). hipModuleLaunchCooperativeKernel came
+   * with ROCm 5.5.
+   */
+  private static final Set<String> NEWER_THAN_ROCM_52 = Set.of("hipModuleLaunchCooperativeKernel");
+
   @Test
   void everyBoundHipSymbolResolvesInLibamdhip64() {
     List<String> missing = BoundSymbols.missingFrom(LIBRARY, Hip.functions().symbols().values());
     AbiProbe.assumeAvailable(missing != null, LIBRARY + " is not installed (apt-get install libamdhip64-dev)");
 
-    assertTrue(missing.isEmpty(), "missing from " + LIBRARY + ": " + missing);
+    List<String> unexpected = missing.stream().filter(s -> !NEWER_THAN_ROCM_52.contains(s)).toList();
+    assertTrue(unexpected.isEmpty(), "missing from " + LIBRARY + ": " + unexpected);
     assertTrue(Hip.library().available(), Hip.library().failure());
-    assertEquals(Hip.functions().symbols().keySet(), Hip.functions().resolved().keySet(), "some bindings did not resolve");
+    Set<String> expected = new java.util.HashSet<>(Hip.functions().symbols().keySet());
+    expected.removeAll(missing);
+    assertEquals(expected, Hip.functions().resolved().keySet(), "some bindings did not resolve");
   }
 
   @Test
