@@ -24,8 +24,8 @@ import org.slf4j.LoggerFactory;
  */
 abstract class SoftConnection {
   static final Logger log = LoggerFactory.getLogger(SoftConnection.class);
-  static final int IN_BYTES = 256 << 10;
-  static final int OUT_BYTES = 256 << 10;
+  static final int IN_BYTES = 64 << 10;
+  static final int OUT_BYTES = 64 << 10;
   /** A payload with at least this much left is read straight into memory once the input buffer is drained. */
   static final int DIRECT_MIN = 16 << 10;
   /** Request and READ payloads up to this size are copied into the output buffer behind their header. */
