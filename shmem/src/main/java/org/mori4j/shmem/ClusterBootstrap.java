@@ -48,11 +48,22 @@ final class ClusterBootstrap implements Bootstrap {
   private final Duration timeout;
   private int nextStep;
 
-  private ClusterBootstrap(ActorRef<GroupActor.Command> actor, int rank, int size, Duration timeout) {
+  private final ActorSystem<?> system;
+  /** The step this PE waits in, failed at once should this member's ActorSystem terminate under it. */
+  private volatile CompletableFuture<byte[][]> current;
+
+  private ClusterBootstrap(ActorSystem<?> system, ActorRef<GroupActor.Command> actor, int rank, int size, Duration timeout) {
+    this.system = system;
     this.actor = actor;
     this.rank = rank;
     this.size = size;
     this.timeout = timeout;
+    // a terminated system drops every message: the group actor can no longer answer
+    system.getWhenTerminated().thenRun(() -> {
+      if (failure == null) failure = "PE " + rank + ": this member's ActorSystem " + system.name() + " has terminated";
+      CompletableFuture<byte[][]> waiting = current;
+      if (waiting != null) waiting.completeExceptionally(new ShmemException(failure));
+    });
   }
 
   static ClusterBootstrap join(ActorSystem<?> system, int nPes, String role, Duration timeout) {
@@ -64,7 +75,7 @@ final class ClusterBootstrap implements Bootstrap {
     ActorRef<GroupActor.Command> actor = system.systemActorOf(GroupActor.create(nPes, role, ranked), "mori4j-shmem-" + NAMES.incrementAndGet(), Props.empty());
     try {
       int rank = ranked.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-      return new ClusterBootstrap(actor, rank, nPes, timeout);
+      return new ClusterBootstrap(system, actor, rank, nPes, timeout);
     } catch (TimeoutException e) {
       actor.tell(new GroupActor.Fail("PE group of role '" + role + "' did not form: fewer than " + nPes + " members within " + timeout.toSeconds() + " s"));
       actor.tell(GroupActor.Stop.INSTANCE);
@@ -101,6 +112,11 @@ final class ClusterBootstrap implements Bootstrap {
     if (failure != null) throw new ShmemException(failure);
     int step = nextStep++;
     CompletableFuture<byte[][]> done = new CompletableFuture<>();
+    current = done;
+    if (system.getWhenTerminated().toCompletableFuture().isDone()) {
+      if (failure == null) failure = "PE " + rank + ": this member's ActorSystem " + system.name() + " has terminated";
+      throw new ShmemException(failure);
+    }
     actor.tell(new GroupActor.Gather(step, mine, last, done, reason -> failure = reason));
     try {
       return done.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
