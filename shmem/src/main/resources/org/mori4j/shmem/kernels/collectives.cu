@@ -342,26 +342,50 @@ static __device__ void mori4j_allgather(unsigned char* buf, u64 sliceBytes, u64*
   mori4j_barrier(signals, MORI4J_COLL_PHASE_END, epoch, true, -1, true, -1);
 }
 
-// ---- entry points ----
+// ---- entry points (one per type, spelled out so that their names can be found in the source) ----
+// A launch with nothing to move returns at once: ShmemCollectives.create launches every kernel that way to
+// load it before any PE runs a kernel that spins in a barrier (CUDA loads kernels lazily, and loading one may
+// wait for the kernels already running on the device, which would then wait for ever for the PE being loaded).
 
-#define MORI4J_ALLREDUCE_KERNELS(SUFFIX, OPS)                                                                         \
-  extern "C" __global__ void __launch_bounds__(MORI4J_COLL_THREADS) mori4j_allreduce_p2p_##SUFFIX(OPS::S* buf, u64 count, u64* signals, u64 epoch) {        \
-    mori4j_allreduce_p2p<OPS>(buf, count, signals, epoch);                                                            \
-  }                                                                                                                   \
-  extern "C" __global__ void __launch_bounds__(MORI4J_COLL_THREADS) mori4j_allreduce_put_##SUFFIX(OPS::S* buf, OPS::S* scratch, u64 count, u64 slotElems,    \
-                                                           u64 chunkElems, u64* signals, u64 epoch) {                 \
-    mori4j_allreduce_put<OPS>(buf, scratch, count, slotElems, chunkElems, signals, epoch);                            \
-  }
+extern "C" __launch_bounds__(MORI4J_COLL_THREADS) __global__ void mori4j_allreduce_p2p_bf16(unsigned short* buf, u64 count, u64* signals, u64 epoch) {
+  if (count == 0) return;
+  mori4j_allreduce_p2p<Mori4jBf16>(buf, count, signals, epoch);
+}
 
-MORI4J_ALLREDUCE_KERNELS(bf16, Mori4jBf16)
-MORI4J_ALLREDUCE_KERNELS(fp16, Mori4jF16)
-MORI4J_ALLREDUCE_KERNELS(fp32, Mori4jF32)
-#undef MORI4J_ALLREDUCE_KERNELS
+extern "C" __launch_bounds__(MORI4J_COLL_THREADS) __global__ void mori4j_allreduce_p2p_fp16(unsigned short* buf, u64 count, u64* signals, u64 epoch) {
+  if (count == 0) return;
+  mori4j_allreduce_p2p<Mori4jF16>(buf, count, signals, epoch);
+}
 
-extern "C" __global__ void __launch_bounds__(MORI4J_COLL_THREADS) mori4j_broadcast_bytes(unsigned char* buf, u64 bytes, int root, u64* signals, u64 epoch) {
+extern "C" __launch_bounds__(MORI4J_COLL_THREADS) __global__ void mori4j_allreduce_p2p_fp32(float* buf, u64 count, u64* signals, u64 epoch) {
+  if (count == 0) return;
+  mori4j_allreduce_p2p<Mori4jF32>(buf, count, signals, epoch);
+}
+
+extern "C" __launch_bounds__(MORI4J_COLL_THREADS) __global__ void mori4j_allreduce_put_bf16(unsigned short* buf, unsigned short* scratch, u64 count,
+                                                                                           u64 slotElems, u64 chunkElems, u64* signals, u64 epoch) {
+  if (count == 0) return;
+  mori4j_allreduce_put<Mori4jBf16>(buf, scratch, count, slotElems, chunkElems, signals, epoch);
+}
+
+extern "C" __launch_bounds__(MORI4J_COLL_THREADS) __global__ void mori4j_allreduce_put_fp16(unsigned short* buf, unsigned short* scratch, u64 count,
+                                                                                           u64 slotElems, u64 chunkElems, u64* signals, u64 epoch) {
+  if (count == 0) return;
+  mori4j_allreduce_put<Mori4jF16>(buf, scratch, count, slotElems, chunkElems, signals, epoch);
+}
+
+extern "C" __launch_bounds__(MORI4J_COLL_THREADS) __global__ void mori4j_allreduce_put_fp32(float* buf, float* scratch, u64 count, u64 slotElems,
+                                                                                           u64 chunkElems, u64* signals, u64 epoch) {
+  if (count == 0) return;
+  mori4j_allreduce_put<Mori4jF32>(buf, scratch, count, slotElems, chunkElems, signals, epoch);
+}
+
+extern "C" __launch_bounds__(MORI4J_COLL_THREADS) __global__ void mori4j_broadcast_bytes(unsigned char* buf, u64 bytes, int root, u64* signals, u64 epoch) {
+  if (bytes == 0) return;
   mori4j_broadcast(buf, bytes, root, signals, epoch);
 }
 
-extern "C" __global__ void __launch_bounds__(MORI4J_COLL_THREADS) mori4j_allgather_bytes(unsigned char* buf, u64 sliceBytes, u64* signals, u64 epoch) {
+extern "C" __launch_bounds__(MORI4J_COLL_THREADS) __global__ void mori4j_allgather_bytes(unsigned char* buf, u64 sliceBytes, u64* signals, u64 epoch) {
+  if (sliceBytes == 0) return;
   mori4j_allgather(buf, sliceBytes, signals, epoch);
 }
