@@ -2,19 +2,14 @@ package org.mori4j.transport.rdma;
 
 import static org.mori4j.natives.verbs.VerbsConstants.*;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.mori4j.transport.BackendListener;
-import org.mori4j.transport.CompletionSource;
+import org.mori4j.transport.DrivenWorker;
 import org.mori4j.transport.InboundNotifications;
-import org.mori4j.transport.OpQueue;
 import org.mori4j.transport.RegionConfirmer;
 import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
@@ -36,12 +31,10 @@ import org.slf4j.LoggerFactory;
  * polls while work is outstanding (yielding the core between polls); EVENT mode arms the queue and sleeps on the
  * channel. Every queue pair, queue and channel of the worker is closed on this thread.
  */
-final class RdmaWorker implements CompletionSource {
+final class RdmaWorker extends DrivenWorker {
   private static final Logger log = LoggerFactory.getLogger(RdmaWorker.class);
   static final long RECEIVE_TAG = 1L << 62;
-  private static final int FRESH = 0, DRIVEN = 1, CLOSED_BY_CLOSER = 2;
 
-  final String name;
   final String engineKey;
   final RdmaSettings settings;
   final CompletionQueue cq;
@@ -53,14 +46,6 @@ final class RdmaWorker implements CompletionSource {
   private final java.util.function.BiConsumer<String, String> peerGone;
   private final Completions wcs = new Completions(256);
   private final ReceiveRequests receive = new ReceiveRequests(1);
-  private final OpQueue ops = new OpQueue();
-  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-  private final AtomicInteger submitting = new AtomicInteger();
-  private final AtomicInteger owner = new AtomicInteger(FRESH);
-  private final CountDownLatch closedLatch = new CountDownLatch(1);
-  private volatile boolean closing;
-  private volatile boolean closed;
-  private volatile Thread parked;
   // worker thread only
   final PartPoster poster;
   private final List<RdmaLane> lanes = new ArrayList<>();
@@ -74,7 +59,7 @@ final class RdmaWorker implements CompletionSource {
   RdmaWorker(String name, String engineKey, RdmaSettings settings, CompletionQueue cq, CompletionChannel channel, RegionConfirmer confirmer,
              BackendListener listener, InboundNotifications inbound,
              java.util.function.BiConsumer<String, String> peerGone) {
-    this.name = name;
+    super(name);
     this.engineKey = engineKey;
     this.settings = settings;
     this.cq = cq;
@@ -87,31 +72,6 @@ final class RdmaWorker implements CompletionSource {
   }
 
   // ---- any thread ----
-
-  void submit(TransferOp op) {
-    submitting.incrementAndGet();
-    try {
-      if (closing) {
-        op.transferFailed(TransportError.BAD_STATE, "RDMA backend of engine '" + engineKey + "' is closed");
-        return;
-      }
-      ops.offer(op);
-    } finally {
-      submitting.decrementAndGet();
-    }
-    wakeup();
-  }
-
-  /** Runs {@code task} on the worker thread (or, once closed, on the caller's). */
-  void execute(Runnable task) {
-    if (closed) {
-      task.run();
-      return;
-    }
-    tasks.add(task);
-    wakeup();
-    if (closed && tasks.remove(task)) task.run();
-  }
 
   /** Runs {@code task} on the worker thread and waits for it, at most {@code millis}; false on timeout. */
   boolean executeAndWait(Runnable task, long millis) {
@@ -133,20 +93,11 @@ final class RdmaWorker implements CompletionSource {
 
   @Override
   public void wakeup() {
-    Thread t = parked;
-    if (t == null) return;
-    if (channel != null) channel.wakeup();
-    else LockSupport.unpark(t);
-  }
-
-  @Override
-  public boolean isClosed() {
-    return closed;
-  }
-
-  @Override
-  public String name() {
-    return name;
+    if (channel == null) {
+      super.wakeup();
+    } else if (parked != null) {
+      channel.wakeup();
+    }
   }
 
   // ---- worker thread ----
@@ -158,20 +109,13 @@ final class RdmaWorker implements CompletionSource {
   }
 
   @Override
-  public int doWork() {
-    if (closed) return 0;
-    if (owner.get() != DRIVEN && !owner.compareAndSet(FRESH, DRIVEN)) return 0;
-    if (closing) {
-      shutdown();
-      return 1;
-    }
-    int work = 0;
-    Runnable t;
-    while ((t = tasks.poll()) != null) {
-      runSafely(t);
-      work++;
-    }
-    work += pollCompletions();
+  protected String closedReason() {
+    return "RDMA backend of engine '" + engineKey + "' is closed";
+  }
+
+  @Override
+  protected int work() {
+    int work = pollCompletions();
     TransferOp op;
     while ((op = ops.poll()) != null) {
       work++;
@@ -182,17 +126,17 @@ final class RdmaWorker implements CompletionSource {
 
   @Override
   public int awaitWork(long maxNanos) {
-    if (closed) {
+    if (isClosed()) {
       LockSupport.parkNanos(Math.min(maxNanos, 10_000_000L));
       return 0;
     }
     parked = Thread.currentThread();
     try {
-      if (!ops.isEmpty() || !tasks.isEmpty() || closing || owner.get() != DRIVEN) return 0;
+      if (hasQueued() || closing || !driven()) return 0;
       if (channel != null) {
         cq.requestNotify(false);
         int n = pollCompletions(); // what completed before the queue was armed raises no event
-        if (n > 0 || !ops.isEmpty() || !tasks.isEmpty()) return n;
+        if (n > 0 || hasQueued()) return n;
         channel.await(maxNanos);
         return pollCompletions();
       }
@@ -201,7 +145,7 @@ final class RdmaWorker implements CompletionSource {
         long end = System.nanoTime() + maxNanos;
         while (!closing) {
           int n = pollCompletions();
-          if (n > 0 || inFlight == 0 || !ops.isEmpty() || !tasks.isEmpty() || System.nanoTime() - end >= 0) return n;
+          if (n > 0 || inFlight == 0 || hasQueued() || System.nanoTime() - end >= 0) return n;
           Thread.yield();
         }
         return 0;
@@ -290,7 +234,7 @@ final class RdmaWorker implements CompletionSource {
       try {
         n = cq.poll(wcs);
       } catch (RuntimeException e) {
-        failEverything(TransportError.RDMA_OP, "completion queue of " + name + " failed: " + e.getMessage());
+        failEverything(TransportError.RDMA_OP, "completion queue of " + name() + " failed: " + e.getMessage());
         return total + 1;
       }
       for (int i = 0; i < n; i++) {
@@ -315,7 +259,7 @@ final class RdmaWorker implements CompletionSource {
       lane.postReceive(receive, slot);
     } catch (RuntimeException e) {
       lane.breakWith("reposting a notification receive failed: " + e.getMessage());
-      log.warn("{}: {}: {}", name, lane, lane.brokenReason);
+      log.warn("{}: {}: {}", name(), lane, lane.brokenReason);
     }
   }
 
@@ -368,7 +312,7 @@ final class RdmaWorker implements CompletionSource {
     try {
       l.close();
     } catch (RuntimeException e) {
-      log.warn("{}: closing {} failed: {}", name, l, e.toString());
+      log.warn("{}: closing {} failed: {}", name(), l, e.toString());
     }
   }
 
@@ -415,30 +359,9 @@ final class RdmaWorker implements CompletionSource {
 
   // ---- closing ----
 
-  /** Asks the worker to fail everything and close its queue pairs, queue and channel; waits up to {@code waitMillis}. */
-  void close(long waitMillis) {
-    closing = true;
-    wakeup();
-    if (owner.compareAndSet(FRESH, CLOSED_BY_CLOSER)) {
-      shutdown();
-      return;
-    }
-    try {
-      if (!closedLatch.await(waitMillis, TimeUnit.MILLISECONDS))
-        log.error("{}: the worker did not finish closing within {} ms; its queue pairs stay open", name, waitMillis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  private void shutdown() {
-    if (closed) return;
-    while (submitting.get() != 0) Thread.onSpinWait();
-    String reason = "RDMA backend of engine '" + engineKey + "' is closed";
-    Runnable t;
-    while ((t = tasks.poll()) != null) runSafely(t);
-    TransferOp op;
-    while ((op = ops.poll()) != null) op.transferFailed(TransportError.BAD_STATE, reason);
+  /** Closing: what waits for confirmation and every part fail; queue pairs, the queue and the channel close. */
+  @Override
+  protected void release(String reason) {
     failEverything(TransportError.BAD_STATE, reason);
     for (RdmaLane l : lanes) closeLane(l);
     lanes.clear();
@@ -447,25 +370,14 @@ final class RdmaWorker implements CompletionSource {
     try {
       cq.close();
     } catch (RuntimeException e) {
-      log.warn("{}: closing the completion queue failed: {}", name, e.toString());
+      log.warn("{}: closing the completion queue failed: {}", name(), e.toString());
     }
     if (channel != null) {
       try {
         channel.close();
       } catch (RuntimeException e) {
-        log.warn("{}: closing the completion channel failed: {}", name, e.toString());
+        log.warn("{}: closing the completion channel failed: {}", name(), e.toString());
       }
-    }
-    closed = true;
-    closedLatch.countDown();
-    while ((t = tasks.poll()) != null) runSafely(t);
-  }
-
-  private void runSafely(Runnable t) {
-    try {
-      t.run();
-    } catch (RuntimeException e) {
-      log.error("{}: task failed", name, e);
     }
   }
 }

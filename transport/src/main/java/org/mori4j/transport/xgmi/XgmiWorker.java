@@ -1,19 +1,14 @@
 package org.mori4j.transport.xgmi;
 
-import org.mori4j.transport.RegionConfirmer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.transport.BackendListener;
-import org.mori4j.transport.CompletionSource;
+import org.mori4j.transport.DrivenWorker;
 import org.mori4j.transport.LocalRegion;
-import org.mori4j.transport.OpQueue;
+import org.mori4j.transport.RegionConfirmer;
 import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
 import org.slf4j.Logger;
@@ -31,11 +26,9 @@ import org.slf4j.LoggerFactory;
  * Every native resource of the backend (streams, events, block tables, IPC mappings, kernel modules) is
  * created and closed on this thread, except when the backend is closed without ever having been driven.
  */
-final class XgmiWorker implements CompletionSource {
+final class XgmiWorker extends DrivenWorker {
   private static final Logger log = LoggerFactory.getLogger(XgmiWorker.class);
-  private static final int FRESH = 0, DRIVEN = 1, CLOSED_BY_CLOSER = 2;
 
-  private final String name;
   private final String engineKey;
   private final GpuRuntime gpu;
   private final XgmiSettings settings;
@@ -45,78 +38,29 @@ final class XgmiWorker implements CompletionSource {
   private final long[] devicePci;
   /** What is on the GPU: pools, kernel, peer access (worker only). */
   private final DeviceTransfers transfers;
-  private final OpQueue ops = new OpQueue();
-  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   /** Ops that found no free event slot, in order; worker only. */
   private final ArrayDeque<TransferOp> backlog = new ArrayDeque<>();
   /** Peers that have had a region here; worker only. */
   private final List<XgmiPeer> knownPeers = new ArrayList<>();
-  private final AtomicInteger submitting = new AtomicInteger();
-  private final AtomicInteger owner = new AtomicInteger(FRESH);
-  private final CountDownLatch closedLatch = new CountDownLatch(1);
-  private volatile boolean closing;
-  private volatile boolean closed;
-  private volatile Thread parked;
   // worker only
   private int waitingForOwner;
 
   XgmiWorker(String engineKey, GpuRuntime gpu, XgmiSettings settings, RegionConfirmer confirmer, BackendListener listener, long[] devicePci,
              boolean[][] peerAccess) {
-    this.name = "xgmi-" + engineKey;
+    super("xgmi-" + engineKey);
     this.engineKey = engineKey;
     this.gpu = gpu;
     this.settings = settings;
     this.confirmer = confirmer;
     this.devicePci = devicePci;
     this.transfers = new DeviceTransfers(engineKey, gpu, settings, peerAccess);
-    this.access = new RegionAccess(name, gpu, transfers, listener);
+    this.access = new RegionAccess(name(), gpu, transfers, listener);
   }
 
   // ---- any thread ----
 
-  /** Queues {@code op} (its peer is an {@link XgmiPeer}); fails it at once when closing. */
-  void submit(TransferOp op) {
-    submitting.incrementAndGet();
-    try {
-      if (closing) {
-        op.transferFailed(TransportError.BAD_STATE, "XGMI backend of engine '" + engineKey + "' is closed");
-        return;
-      }
-      ops.offer(op);
-    } finally {
-      submitting.decrementAndGet();
-    }
-    wakeup();
-  }
-
-  /** Runs {@code task} on the worker thread (or, once closed, on the caller's). */
-  void execute(Runnable task) {
-    if (closed) {
-      task.run();
-      return;
-    }
-    tasks.add(task);
-    wakeup();
-  }
-
   int openMappings() {
     return access.openMappings();
-  }
-
-  @Override
-  public void wakeup() {
-    Thread t = parked;
-    if (t != null) LockSupport.unpark(t);
-  }
-
-  @Override
-  public boolean isClosed() {
-    return closed;
-  }
-
-  @Override
-  public String name() {
-    return name;
   }
 
   // ---- worker thread ----
@@ -127,20 +71,13 @@ final class XgmiWorker implements CompletionSource {
   }
 
   @Override
-  public int doWork() {
-    if (closed) return 0;
-    if (owner.get() != DRIVEN && !owner.compareAndSet(FRESH, DRIVEN)) return 0;
-    if (closing) {
-      shutdown();
-      return 1;
-    }
-    int work = 0;
-    Runnable t;
-    while ((t = tasks.poll()) != null) {
-      runSafely(t);
-      work++;
-    }
-    work += pollCompletions();
+  protected String closedReason() {
+    return "XGMI backend of engine '" + engineKey + "' is closed";
+  }
+
+  @Override
+  protected int work() {
+    int work = pollCompletions();
     while (!backlog.isEmpty()) {
       if (!process(backlog.peekFirst())) return work;
       backlog.pollFirst();
@@ -159,25 +96,25 @@ final class XgmiWorker implements CompletionSource {
 
   @Override
   public int awaitWork(long maxNanos) {
-    if (closed) {
+    if (isClosed()) {
       LockSupport.parkNanos(Math.min(maxNanos, 10_000_000L));
       return 0;
     }
     parked = Thread.currentThread();
     try {
-      if (!ops.isEmpty() || !tasks.isEmpty() || closing) return 0;
+      if (hasQueued() || closing) return 0;
       if (transfers.onGpu() > 0) {
         if (settings.pollNapNanos() > 0) {
           LockSupport.parkNanos(Math.min(maxNanos, settings.pollNapNanos()));
-          return owner.get() == DRIVEN && !closing ? pollCompletions() : 0;
+          return driven() && !closing ? pollCompletions() : 0;
         }
         // Nothing but the GPU can end this wait, and it signals nothing: poll the events, giving the core away
         // between polls. A nap instead costs the timer slack (parkNanos sleeps ~50 us at least on Linux), which
         // is a tenth of a 256 MiB copy over NVLink and several times a 4 KiB one.
         long end = System.nanoTime() + maxNanos;
-        while (owner.get() == DRIVEN && !closing) {
+        while (driven() && !closing) {
           int n = pollCompletions();
-          if (n > 0 || transfers.onGpu() == 0 || !ops.isEmpty() || !tasks.isEmpty() || System.nanoTime() - end >= 0) return n;
+          if (n > 0 || transfers.onGpu() == 0 || hasQueued() || System.nanoTime() - end >= 0) return n;
           Thread.yield();
         }
         return 0;
@@ -377,53 +314,19 @@ final class XgmiWorker implements CompletionSource {
     for (RemoteRegion r : new ArrayList<>(peer.regions.values())) revoke(r, error, reason, null);
   }
 
-  /**
-   * Asks the worker to fail what is queued, wait for what is on the GPU and free every native resource; waits
-   * up to {@code waitMillis} for it, or does it on this thread when no poller has ever driven the worker.
-   */
-  void close(long waitMillis) {
-    closing = true;
-    wakeup();
-    if (owner.compareAndSet(FRESH, CLOSED_BY_CLOSER)) {
-      shutdown();
-      return;
-    }
-    try {
-      if (!closedLatch.await(waitMillis, TimeUnit.MILLISECONDS))
-        log.error("{}: the worker did not finish closing within {} ms; its GPU resources stay with the process", name, waitMillis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  private void shutdown() {
-    if (closed) return;
-    while (submitting.get() != 0) Thread.onSpinWait();
-    String reason = "XGMI backend of engine '" + engineKey + "' is closed";
-    Runnable t;
-    while ((t = tasks.poll()) != null) runSafely(t);
+  /** Closing: queued ops failed by the base; here the backlog, what is on the GPU (run to its end), the peers' regions. */
+  @Override
+  protected void release(String reason) {
     TransferOp op;
-    while ((op = ops.poll()) != null) op.transferFailed(TransportError.BAD_STATE, reason);
     while ((op = backlog.pollFirst()) != null) op.transferFailed(TransportError.BAD_STATE, reason);
     // what is on the GPU runs to its end (a copy cannot be taken back); its op then reports how it went
     transfers.drain(this::finished);
     for (XgmiPeer peer : knownPeers) revokeAll(peer, TransportError.BAD_STATE, reason);
     transfers.close();
-    closed = true;
-    closedLatch.countDown();
-    while ((t = tasks.poll()) != null) runSafely(t);
   }
 
   /** Streams, events, block tables and kernel modules held now, for leak checks. */
   int openGpuResources() {
     return transfers.openResources();
-  }
-
-  private void runSafely(Runnable t) {
-    try {
-      t.run();
-    } catch (RuntimeException e) {
-      log.error("{}: task failed", name, e);
-    }
   }
 }
