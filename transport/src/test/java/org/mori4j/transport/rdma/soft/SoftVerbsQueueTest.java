@@ -102,6 +102,7 @@ class SoftVerbsQueueTest {
       poll(f.cqB, 1);
       portA = SoftGid.decode(f.a.queryGid(1, 0)).getPort();
       portB = SoftGid.decode(f.b.queryGid(1, 0)).getPort();
+      assertTrue(openSockets(portA) && openSockets(portB), "the check sees the devices' open sockets");
     }
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
     while (softThreads() > 0 && System.nanoTime() < deadline) Thread.sleep(10);
@@ -111,13 +112,20 @@ class SoftVerbsQueueTest {
     }
   }
 
-  /** Whether this process still has a TCP socket on local {@code port} (listening or connected), from /proc/net/tcp. */
+  /**
+   * Whether a socket is still open on local {@code port} (listening or connected), from /proc/net/tcp and tcp6
+   * (the JDK's sockets are dual-stack): a socket that a file descriptor holds has a nonzero inode; what the kernel
+   * keeps after close (TIME_WAIT, FIN_WAIT2) has 0.
+   */
   private static boolean openSockets(int port) throws Exception {
-    String hex = String.format(":%04X ", port);
-    for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/net/tcp"))) {
-      String[] cols = line.trim().split("\\s+");
-      // local address column; state 06 (TIME_WAIT) has no socket any more
-      if (cols.length > 3 && (cols[1] + " ").endsWith(hex) && !cols[3].equals("06")) return true;
+    String hex = String.format(":%04X", port);
+    for (String table : new String[] {"/proc/net/tcp", "/proc/net/tcp6"}) {
+      java.nio.file.Path path = java.nio.file.Path.of(table);
+      if (!java.nio.file.Files.exists(path)) continue;
+      for (String line : java.nio.file.Files.readAllLines(path)) {
+        String[] cols = line.trim().split("\\s+");
+        if (cols.length > 9 && cols[1].endsWith(hex) && !cols[9].equals("0")) return true;
+      }
     }
     return false;
   }
