@@ -33,6 +33,45 @@ record CollectiveCall(String op, long[] args, long history, String problem, byte
     return new CollectiveCall(op, args, history, problem, data);
   }
 
+  /**
+   * Throws alike on every PE unless every PE made {@code mine}'s call with the same arguments, the same heap
+   * history and no problem: an {@link IllegalArgumentException} with the problems found, else a
+   * {@link ShmemException} naming each PE's call.
+   */
+  static void requireAlike(CollectiveCall mine, CollectiveCall[] all, int myPe) {
+    StringBuilder problems = new StringBuilder();
+    for (CollectiveCall c : all) if (c.problem() != null) problems.append(problems.isEmpty() ? "" : "; ").append(c.problem());
+    if (!problems.isEmpty()) throw new IllegalArgumentException(problems.toString());
+    for (int p = 0; p < all.length; p++) {
+      CollectiveCall c = all[p];
+      if (!c.op().equals(mine.op()) || !java.util.Arrays.equals(c.args(), mine.args())) {
+        throw new ShmemException(mine.op() + " is collective and every PE must call it alike: " + describe(all));
+      }
+      if (c.history() != mine.history()) {
+        throw new ShmemException(mine.op() + ": the PEs' heaps have diverged (PE " + p + " and PE " + myPe
+            + " did not make the same malloc/free calls before this one)");
+      }
+    }
+  }
+
+  /** Each PE's call with its arguments, for messages. */
+  static String describe(CollectiveCall[] all) {
+    StringBuilder s = new StringBuilder();
+    for (int p = 0; p < all.length; p++) {
+      CollectiveCall c = all[p];
+      if (p > 0) s.append(", ");
+      s.append("PE ").append(p).append(" called ").append(c.op());
+      switch (c.op()) {
+        case "malloc", "mallocAlign", "extMallocWithFlags" -> s.append("(size ").append(c.args()[0]).append(", alignment ").append(c.args()[1])
+            .append(c.args()[2] != 0 ? ", flags " + c.args()[2] : "").append(')');
+        case "free" -> s.append("(heap offset ").append(c.args()[0]).append(')');
+        case "bufferRegister", "bufferDeregister" -> s.append("(size ").append(c.args()[0]).append(')');
+        default -> s.append("()");
+      }
+    }
+    return s.toString();
+  }
+
   byte[] toBytes() {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (DataOutputStream out = new DataOutputStream(bytes)) {

@@ -8,7 +8,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -162,7 +161,9 @@ public final class Shmem implements AutoCloseable {
     if (nPes < 1 || nPes > GpuStates.MAX_PES) throw new IllegalArgumentException("nPes " + nPes + " is out of range 1.." + GpuStates.MAX_PES);
     if (rank < 0 || rank >= nPes) throw new IllegalArgumentException("rank " + rank + " is out of range 0.." + (nPes - 1));
     GpuRuntime gpu = GpuRuntimes.select(config.gpuRuntime());
-    ServerSocket reserved = rank == 0 ? RESERVED.remove(id) : null;
+    // rank 0 listens on the reserved socket; any other rank of this process gives it up, so that a rank 0
+    // elsewhere can bind the id's address
+    ServerSocket reserved = RESERVED.remove(id);
     Bootstrap b = TcpBootstrap.join(id, rank, nPes, config.timeout(), reserved);
     return new Shmem(config, gpu, b);
   }
@@ -371,6 +372,10 @@ public final class Shmem implements AutoCloseable {
   public synchronized void barrierAll(GpuStream stream) {
     checkLive();
     if (stream.device() != device) throw new IllegalArgumentException("barrierAll: the stream is on GPU " + stream.device() + ", this PE on GPU " + device);
+    for (int p = 0; p < nPes(); p++) {
+      // the kernel signals every PE through its mapping; without one it would trap on the stream
+      if (peerHeapBase[p] == 0) throw new ShmemException("barrierAll(stream) needs a direct path to every PE: " + paths.describe(p));
+    }
     if (barrierModule == null) barrierModule = ShmemKernels.compile(this, "", "mori_shmem_barrier.cu");
     streamBarriers++;
     gpu.launch(barrierModule.function(ShmemKernels.STREAM_BARRIER_KERNEL), org.mori4j.natives.gpu.Dim3.of(1), org.mori4j.natives.gpu.Dim3.of(1), 0, stream,
@@ -432,37 +437,8 @@ public final class Shmem implements AutoCloseable {
     byte[][] raw = bootstrap.allGather(mine.toBytes(), false);
     CollectiveCall[] all = new CollectiveCall[raw.length];
     for (int p = 0; p < raw.length; p++) all[p] = CollectiveCall.fromBytes(raw[p], p);
-    StringBuilder problems = new StringBuilder();
-    for (CollectiveCall c : all) if (c.problem() != null) problems.append(problems.isEmpty() ? "" : "; ").append(c.problem());
-    if (!problems.isEmpty()) throw new IllegalArgumentException(problems.toString());
-    for (int p = 0; p < all.length; p++) {
-      CollectiveCall c = all[p];
-      if (!c.op().equals(mine.op()) || !Arrays.equals(c.args(), mine.args())) {
-        throw new ShmemException(mine.op() + " is collective and every PE must call it alike: " + describe(all));
-      }
-      if (c.history() != mine.history()) {
-        throw new ShmemException(mine.op() + ": the PEs' heaps have diverged (PE " + p + " and PE " + myPe()
-            + " did not make the same malloc/free calls before this one)");
-      }
-    }
+    CollectiveCall.requireAlike(mine, all, myPe());
     return all;
-  }
-
-  private static String describe(CollectiveCall[] all) {
-    StringBuilder s = new StringBuilder();
-    for (int p = 0; p < all.length; p++) {
-      CollectiveCall c = all[p];
-      if (p > 0) s.append(", ");
-      s.append("PE ").append(p).append(" called ").append(c.op());
-      switch (c.op()) {
-        case "malloc", "mallocAlign", "extMallocWithFlags" -> s.append("(size ").append(c.args()[0]).append(", alignment ").append(c.args()[1])
-            .append(c.args()[2] != 0 ? ", flags " + c.args()[2] : "").append(')');
-        case "free" -> s.append("(heap offset ").append(c.args()[0]).append(')');
-        case "bufferRegister", "bufferDeregister" -> s.append("(size ").append(c.args()[0]).append(')');
-        default -> s.append("()");
-      }
-    }
-    return s.toString();
   }
 
   private void checkLive() {
