@@ -206,6 +206,11 @@ final class SoftDevice implements VerbsDevice {
     if (closed) throw SoftErrors.error(function, EINVAL, "software device " + label + " is closed");
   }
 
+  /** The I/O thread stopped without {@link #close()}: every QP goes to ERR so that its requests complete (flushed). */
+  void ioStopped() {
+    for (SoftQueuePair qp : new ArrayList<>(queuePairs.values())) qp.deviceClosing();
+  }
+
   @Override
   public void close() {
     if (closed) return;

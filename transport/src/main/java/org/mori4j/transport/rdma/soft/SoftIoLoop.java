@@ -140,6 +140,8 @@ final class SoftIoLoop {
     } catch (Throwable e) {
       log.error("software RDMA (emulation) {}: I/O thread failed; the device stops", device.label, e);
     } finally {
+      // a device that stops on its own must not leave requests waiting forever: its QPs flush to ERR
+      if (!closing) device.ioStopped();
       shutdown();
     }
   }
