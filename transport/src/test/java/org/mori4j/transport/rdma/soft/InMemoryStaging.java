@@ -11,11 +11,13 @@ import org.mori4j.transport.DeviceStaging;
 /**
  * A genuine in-memory "GPU" for the software provider's staging path: device addresses are addresses of host
  * memory the test allocated, and each copy really moves the bytes, asynchronously, on a copy thread (as a copy
- * engine would), so the device thread has to wait for it. Counts the slots open.
+ * engine would), so the device thread has to wait for it. Counts the slots open. A copy touching
+ * {@code poisonAddress} fails, as a copy to or from a bad device address would.
  */
 final class InMemoryStaging implements DeviceStaging {
   final AtomicInteger openSlots = new AtomicInteger();
   final AtomicInteger copies = new AtomicInteger();
+  volatile long poisonAddress = -1;
   private final ExecutorService copyEngine = Executors.newSingleThreadExecutor(r -> {
     Thread t = new Thread(r, "test-copy-engine");
     t.setDaemon(true);
@@ -36,6 +38,11 @@ final class InMemoryStaging implements DeviceStaging {
   public Slot openSlot(long bytes) {
     openSlots.incrementAndGet();
     return new MemorySlot(bytes);
+  }
+
+  private boolean poisoned(long address, long size) {
+    long p = poisonAddress;
+    return p >= address && p < address + size;
   }
 
   void shutdown() {
@@ -61,7 +68,9 @@ final class InMemoryStaging implements DeviceStaging {
     @Override
     public void toDevice(int device, long dst, long bufferOffset, long size) {
       MemorySegment to = MemorySegment.ofAddress(dst).reinterpret(size);
+      boolean bad = poisoned(dst, size);
       last = copyEngine.submit(() -> {
+        if (bad) throw new IllegalStateException("in-memory device: illegal address");
         MemorySegment.copy(buffer, bufferOffset, to, 0, size);
         copies.incrementAndGet();
       });
@@ -70,7 +79,9 @@ final class InMemoryStaging implements DeviceStaging {
     @Override
     public void fromDevice(int device, long src, long bufferOffset, long size) {
       MemorySegment from = MemorySegment.ofAddress(src).reinterpret(size);
+      boolean bad = poisoned(src, size);
       last = copyEngine.submit(() -> {
+        if (bad) throw new IllegalStateException("in-memory device: illegal address");
         MemorySegment.copy(from, 0, buffer, bufferOffset, size);
         copies.incrementAndGet();
       });

@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * Bytes and completions of every operation between two software devices over loopback: WRITE, WRITE_WITH_IMM
  * (the immediate and a RECV_RDMA_WITH_IMM completion at the target), READ, SEND/RECV, 1 byte and 64 MiB, chains
  * with only the last request signaled, strict per-QP completion order over mixed operations, 24-bit PSN wrap,
- * GPU memory through staging at both ends, and a queue pair connected to another on the same device.
+ * and a queue pair connected to another on the same device (GPU memory: {@link SoftVerbsGpuTest}).
  */
 class SoftVerbsTransferTest {
   private static final Logger log = LoggerFactory.getLogger(SoftVerbsTransferTest.class);
@@ -258,44 +258,6 @@ class SoftVerbsTransferTest {
       assertEquals(new Wc(1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 100_000, 0, x.qpNumber(), 0), poll(f.cqA, 1).get(0));
       assertSameBytes(s, d);
     }
-  }
-
-  @Test
-  void gpuMemoryMovesThroughStagingAtBothEnds() {
-    InMemoryStaging staging = new InMemoryStaging();
-    int chunk = 64 << 10;
-    SoftwareVerbsProvider p = new SoftwareVerbsProvider("127.0.0.1", staging,
-        new SoftSettings(java.time.Duration.ofSeconds(2), chunk));
-    int size = 5 * chunk + 1234;
-    try (SoftFixture f = new SoftFixture(p, 64)) {
-      QueuePair[] qp = f.connected(16, 16, NORMAL);
-      MemorySegment hostSrc = f.memory(size), gpuA = f.memory(size), gpuB = f.memory(size), hostBack = f.memory(size);
-      fill(hostSrc, 10);
-      MemoryRegion mHost = f.register(f.pdA, hostSrc, ALL);
-      MemoryRegion mBack = f.register(f.pdA, hostBack, ALL);
-      MemoryRegion mGpuA = f.own(f.pdA.registerGpuMemory(gpuA.address(), size, 0, ALL));
-      MemoryRegion mGpuB = f.own(f.pdB.registerGpuMemory(gpuB.address(), size, 1, ALL));
-      SendRequests wr = new SendRequests(3)
-          .write(0, 1, mHost.address(), size, mHost.lkey(), mGpuB.address(), mGpuB.rkey(), IBV_SEND_SIGNALED) // host -> GPU
-          .read(1, 2, mGpuA.address(), size, mGpuA.lkey(), mGpuB.address(), mGpuB.rkey(), IBV_SEND_SIGNALED) // GPU <- GPU
-          .read(2, 3, mBack.address(), 1000, mBack.lkey(), mGpuB.address() + size - 1000, mGpuB.rkey(), IBV_SEND_SIGNALED);
-      qp[0].postSend(wr, 0, 3);
-      for (Wc w : poll(f.cqA, 3)) assertEquals(IBV_WC_SUCCESS, w.status(), w.toString());
-      assertSameBytes(hostSrc, gpuB);
-      assertSameBytes(hostSrc, gpuA);
-      assertSameBytes(hostSrc.asSlice(size - 1000, 1000), hostBack.asSlice(0, 1000));
-      // GPU -> host through staging on the requester side
-      MemorySegment hostDst = f.memory(size);
-      MemoryRegion mDst = f.register(f.pdB, hostDst, ALL);
-      qp[0].postSend(new SendRequests(1).write(0, 4, mGpuA.address(), size, mGpuA.lkey(), mDst.address(), mDst.rkey(),
-          IBV_SEND_SIGNALED), 0, 1);
-      assertEquals(IBV_WC_SUCCESS, poll(f.cqA, 1).get(0).status());
-      assertSameBytes(hostSrc, hostDst);
-      assertTrue(staging.copies.get() >= 12, "copies went through staging: " + staging.copies.get());
-    } finally {
-      staging.shutdown();
-    }
-    assertEquals(0, staging.openSlots.get(), "every staging slot is closed with its connection");
   }
 
   private static void assertQuietTarget(SoftFixture f) {
