@@ -23,15 +23,19 @@ import org.mori4j.natives.gpu.GpuRuntimes;
  */
 @Tag("gpu")
 class RdmaGpuMemoryGpuTest {
+  /** Engines embedded in their own systems reach each other through remoting, on loopback. */
+  private static final String SOFTWARE_REMOTE = "mori4j.rdma.provider = software\npekko.actor.provider = remote\n"
+      + "pekko.remote.artery.canonical.hostname = 127.0.0.1\npekko.remote.artery.canonical.port = 0";
+
   @Test
   void gpuMemoryMovesExactlyOverTheSoftwareProvider() {
     GpuRuntime gpu = GpuRuntimes.select("auto");
     assumeTrue(gpu.available(), "no GPU runtime on this machine: " + gpu.version());
     long big = 64L << 20;
     ActorSystem<Void> sa = ActorSystem.create(Behaviors.empty(), "rdma-gpu-a",
-        ConfigFactory.parseString("mori4j.rdma.provider = software").withFallback(ConfigFactory.load()));
+        ConfigFactory.parseString(SOFTWARE_REMOTE).withFallback(ConfigFactory.load()));
     ActorSystem<Void> sb = ActorSystem.create(Behaviors.empty(), "rdma-gpu-b",
-        ConfigFactory.parseString("mori4j.rdma.provider = software").withFallback(ConfigFactory.load()));
+        ConfigFactory.parseString(SOFTWARE_REMOTE).withFallback(ConfigFactory.load()));
     int remoteDevice = gpu.deviceCount() > 1 ? 1 : 0;
     try (Arena arena = Arena.ofShared();
          DeviceBuffer src = gpu.allocDevice(0, big);
