@@ -11,13 +11,14 @@ import picocli.CommandLine.Spec;
  * The {@code mori4j} command line: {@code bench} measures transfers between two processes and prints MORI's
  * table with baselines beside it, {@code serve} runs a standalone target for it, {@code node} runs a member of
  * a mori4j cluster with an engine, and {@code cluster-bench} measures against a node found through the
- * cluster, and {@code info} prints this host's RDMA devices, GPUs and the backends an engine would start. Exit codes: 0 success,
+ * cluster, {@code info} prints this host's RDMA devices, GPUs and the backends an engine would start, and
+ * {@code shmem-bench} measures the shmem collectives beside NCCL. Exit codes: 0 success,
  * 1 a failed run (a transfer error or wrong bytes), 2 a usage error (message names the flag and value).
  */
 @Command(name = "mori4j", mixinStandardHelpOptions = true, versionProvider = Mori4jCommand.Version.class,
     subcommands = {BenchCommand.class, ServeCommand.class, NodeCommand.class, ClusterBenchCommand.class, InfoCommand.class,
-        CommandLine.HelpCommand.class},
-    description = "mori4j: MORI-IO's transfer engine on the JVM. Commands: bench, serve, node, cluster-bench, info.")
+        ShmemBenchCommand.class, CommandLine.HelpCommand.class},
+    description = "mori4j: MORI-IO's transfer engine on the JVM. Commands: bench, serve, node, cluster-bench, info, shmem-bench.")
 public final class Mori4jCommand implements Runnable {
   @Spec CommandSpec spec;
 

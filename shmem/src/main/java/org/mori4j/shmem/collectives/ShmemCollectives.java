@@ -79,8 +79,13 @@ public final class ShmemCollectives implements AutoCloseable {
     }
   }
 
-  /** With AUTO, kernel B up to this size: where it was measured faster than kernel A (README, shmem-bench). */
-  static final long DEFAULT_PUT_SIGNAL_MAX_BYTES = 0;
+  /**
+   * With AUTO, kernel B up to this size. Measured with shmem-bench (bf16, p50 of 500 calls) on 1x H100 with two
+   * PEs sharing the GPU (bench/results/20261124T1126Z-*-shmem-1xh100): B was 1-9 us faster from 14 KiB to
+   * 448 KiB (except 28 KiB), A equal at 896 KiB and faster from 1 MiB (64 MiB: 133 us against 305 us). Two
+   * GPUs over NVLink have not been measured yet; measure there and move this if the crossing moves.
+   */
+  static final long DEFAULT_PUT_SIGNAL_MAX_BYTES = 512L << 10;
 
   private final Shmem shmem;
   private final GpuRuntime gpu;
@@ -220,8 +225,8 @@ public final class ShmemCollectives implements AutoCloseable {
   }
 
   /**
-   * Every PE writes {@code mine} into its row of every PE's agreement area, then all meet in a barrier and read
-   * the rows. Synchronous reads back after the fill and the writes make sure they have landed before the barrier
+   * Every PE writes {@code mine} into its row of every PE's agreement area (once every PE has zeroed its area),
+   * then all meet in a barrier and read the rows. Synchronous reads back after the fill and the writes make sure they have landed before the barrier
    * (a copy from pageable memory may return before its DMA is done).
    */
   private static long[][] agree(Shmem shmem, long area, long[] mine) {
@@ -232,6 +237,7 @@ public final class ShmemCollectives implements AutoCloseable {
       MemorySegment row = arena.allocate(rowBytes, 8);
       MemorySegment check = arena.allocate(rowBytes, 8);
       gpu.copyDeviceToHost(check, area, rowBytes); // the fill above is done
+      shmem.barrierAll(); // and so is every other PE's: no PE writes its row into an area that is yet to be zeroed
       for (int k = 0; k < AGREEMENT_LONGS; k++) row.setAtIndex(JAVA_LONG, k, mine[k]);
       for (int p = 0; p < n; p++) {
         long at = shmem.ptrP2p(area, me, p) + me * rowBytes;

@@ -142,12 +142,14 @@ static __device__ __forceinline__ void mori4j_wait(u64* signals, int phase, u64 
   mori_shmem_uint64_wait_until_greater_or_equal((uint64_t*) mori4j_slot(signals, phase, blockIdx.x, pe), (uint64_t) value);
 }
 
-// The whole block: signals the PEs in signalMask order (bit p: PE p; 'all' when allPes), then waits for the
-// PEs it depends on. Everything the block wrote before is visible to the signalled PEs before the signal.
+// The whole block: signals every other PE (signalAll) or one (signalOnly, -1 for none), then waits for every
+// other PE (waitAll) or one (waitOnly). Everything the block wrote before is visible to the signalled PEs
+// before the signal: the block's writes happen before thread 0's system-scope fence through __syncthreads, and
+// the fence is cumulative (the pattern of cooperative groups' grid sync), so one fence per block is enough.
 static __device__ void mori4j_barrier(u64* signals, int phase, u64 epoch, bool signalAll, int signalOnly, bool waitAll, int waitOnly) {
-  __threadfence_system();
   __syncthreads();
   if (threadIdx.x == 0) {
+    __threadfence_system();
     const int n = mori_shmem_n_pes(), me = mori_shmem_my_pe();
     for (int k = 1; k < n; k++) {
       const int pe = (me + k) % n;
@@ -270,10 +272,11 @@ static __device__ void mori4j_allreduce_put(typename Ops::S* buf, typename Ops::
       }
       for (u64 i = (words << 4) + t; i < bytes; i += nt) dst[i] = src[i];
     }
-    __threadfence_system();
     __syncthreads();
-    if (t == 0)
+    if (t == 0) {
+      __threadfence_system();
       for (int k = 1; k < n; k++) mori4j_signal(signals, MORI4J_COLL_PHASE_CHUNK, (epoch << 24) + j + 1, (me + k) % n);
+    }
   }
 
   j = 0;

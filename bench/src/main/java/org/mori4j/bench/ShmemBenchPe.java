@@ -1,0 +1,363 @@
+package org.mori4j.bench;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.mori4j.natives.gpu.Dim3;
+import org.mori4j.natives.gpu.GpuModule;
+import org.mori4j.natives.gpu.GpuRuntime;
+import org.mori4j.natives.gpu.GpuStream;
+import org.mori4j.natives.gpu.KernelArgs;
+import org.mori4j.natives.gpu.PinnedBuffer;
+import org.mori4j.natives.nccl.Nccl;
+import org.mori4j.natives.nccl.NcclCommunicator;
+import org.mori4j.natives.nccl.NcclDataType;
+import org.mori4j.natives.nccl.NcclRedOp;
+import org.mori4j.natives.nccl.NcclUniqueId;
+import org.mori4j.shmem.Shmem;
+import org.mori4j.shmem.ShmemKernels;
+import org.mori4j.shmem.collectives.AllReduceAlgorithm;
+import org.mori4j.shmem.collectives.AllReduceReference;
+import org.mori4j.shmem.collectives.ShmemCollectives;
+import org.mori4j.shmem.collectives.ShmemDataType;
+import org.mori4j.shmem.collectives.ShmemReduceOp;
+
+/**
+ * One PE of {@code mori4j shmem-bench}, in its own JVM: measures, beside each other and in the same run, the two
+ * shmem all-reduce kernels, NCCL's all-reduce of the same tensor on the same GPUs (through FFM, on its own stream)
+ * and a raw peer copy of the same bytes to the next PE; then a put of 4 KiB .. max from PE 0 to PE 1 beside the
+ * raw peer copy of the same size, and the 8-byte put + signal + wait round trip between PE 0 and PE 1. Every
+ * iteration is one launch (or NCCL call, or copy) plus a synchronize of its stream, timed on the host; a host
+ * barrier of all PEs starts each row. PE 0's timings are the ones reported. Before the timed iterations of each
+ * all-reduce row, one call on fresh input is checked on every PE against {@link AllReduceReference} (the input is
+ * small integers, so the sum is exact in any order and NCCL's result is checked too); a put is checked on PE 1.
+ */
+final class ShmemBenchPe {
+  static final String KERNELS_RESOURCE = "/org/mori4j/bench/shmem_bench.cu";
+  static final String NCCL_NA_ONE_GPU = "n/a: NCCL needs one GPU per rank";
+
+  /** What the parent passes to each PE. */
+  record Settings(int rank, int nPes, int device, byte[] shmemId, NcclUniqueId ncclId, String ncclMissing, ShmemDataType type,
+                  List<Long> allReduceSizes, List<Long> putSizes, int iters, int warmupIters, int rttRounds, int rttLaunches, long heapSize,
+                  Path json, String machine) {}
+
+  private final Settings s;
+  private final Shmem shmem;
+  private final GpuRuntime gpu;
+  private final GpuStream stream;
+  private final int me;
+  private final int n;
+  private final List<BaselineRow> rows = new ArrayList<>();
+  private final List<String> comparisons = new ArrayList<>();
+  private int failures;
+
+  private ShmemBenchPe(Settings s, Shmem shmem) {
+    this.s = s;
+    this.shmem = shmem;
+    this.gpu = shmem.gpu();
+    this.stream = gpu.createStream(shmem.device());
+    this.me = shmem.myPe();
+    this.n = shmem.nPes();
+  }
+
+  /** Runs this PE's part; returns the exit code (0, or 1 when a result was wrong). Rank 0 prints the tables to {@code out}. */
+  static int run(Settings s, PrintStream out) throws IOException {
+    Shmem shmem = Shmem.initWithUniqueId(s.rank(), s.nPes(), s.shmemId(), org.mori4j.shmem.ShmemConfig.load().withDevice(s.device()).withHeapSize(s.heapSize()));
+    try {
+      ShmemBenchPe pe = new ShmemBenchPe(s, shmem);
+      try {
+        return pe.measure(out);
+      } finally {
+        pe.stream.close();
+      }
+    } finally {
+      shmem.close();
+    }
+  }
+
+  private int measure(PrintStream out) throws IOException {
+    long max = s.allReduceSizes().stream().mapToLong(Long::longValue).max().orElse(0);
+    max = Math.max(max, s.putSizes().stream().mapToLong(Long::longValue).max().orElse(0));
+    NcclCommunicator nccl = s.ncclId() == null ? null : NcclCommunicator.initRank(s.device(), n, me, s.ncclId());
+    try (ShmemCollectives coll = ShmemCollectives.create(shmem, new ShmemCollectives.Settings(roundUp(max, 256), ShmemCollectives.Settings.defaults()
+        .putSignalMaxBytes(), 0)); Arena arena = Arena.ofShared()) {
+      long buffer = shmem.malloc(max);
+      long dst = shmem.malloc(max);
+      long words = shmem.malloc(256);
+      GpuModule kernels = ShmemKernels.compile(shmem, resource(KERNELS_RESOURCE), "shmem_bench.cu");
+      // the ping-pong spins until its peer answers: load it (and the put) everywhere before anyone runs it
+      ShmemCollectives.preload(shmem, kernels, java.util.Map.of("mori4j_bench_put", 4, "mori4j_bench_pingpong", 7));
+      shmem.barrierAll();
+      PinnedBuffer host = gpu.allocPinned(max);
+      try {
+        if (me == 0) header(out, coll, nccl);
+        warmUp(coll, buffer);
+        for (long bytes : s.allReduceSizes()) allReduceRows(coll, nccl, buffer, dst, bytes, host);
+        putRows(kernels, buffer, dst, host);
+        roundTrip(kernels, words);
+        stream.synchronize();
+        shmem.barrierAll();
+      } finally {
+        host.close();
+        kernels.close();
+        shmem.free(words);
+        shmem.free(dst);
+        shmem.free(buffer);
+      }
+    } finally {
+      if (nccl != null) nccl.close();
+    }
+    if (me == 0) report(out);
+    return failures == 0 ? 0 : 1;
+  }
+
+  private void header(PrintStream out, ShmemCollectives coll, NcclCommunicator nccl) {
+    out.printf(Locale.ROOT, "mori4j shmem-bench: %d PEs (one JVM each), %s, %s%n", n, s.machine(), gpu.version());
+    out.printf(Locale.ROOT, "  all-reduce %s sum in place, %d sizes %s .. %s; %d iterations after %d warm-up, PE 0's timings (launch + stream synchronize)%n",
+        s.type(), s.allReduceSizes().size(), HumanSize.format(s.allReduceSizes().getFirst()), HumanSize.format(s.allReduceSizes().getLast()), s.iters(), s.warmupIters());
+    out.printf(Locale.ROOT, "  shmem kernels: %d blocks x 512 threads at most; AUTO picks put-signal up to %s; NCCL: %s%n", coll.maxBlocks(),
+        HumanSize.format(Math.max(1, coll.settings().putSignalMaxBytes())),
+        nccl != null ? Nccl.versionString() + " from " + Nccl.library().loadedName().orElse("?") + " (NCCL_NVLS_ENABLE=" + System.getenv("NCCL_NVLS_ENABLE") + ")"
+            : s.ncclMissing());
+    out.flush();
+  }
+
+  // ---------------------------------------------------------------- all-reduce
+
+  private void allReduceRows(ShmemCollectives coll, NcclCommunicator nccl, long buffer, long dst, long bytes, PinnedBuffer host) {
+    ShmemDataType type = s.type();
+    long count = bytes / type.bytes();
+    MemorySegment mine = host.segment().asSlice(0, bytes);
+    fillInput(mine, type, count, me);
+    byte[] want = reference(type, count, bytes);
+    String size = HumanSize.format(bytes) + (type == ShmemDataType.BFLOAT16 && count == 64 * 7168 ? " (64 x 7168 bf16)" : "");
+    double best = Double.NaN, ncclP50 = Double.NaN;
+    String bestName = "";
+    for (AllReduceAlgorithm a : List.of(AllReduceAlgorithm.P2P_READ, AllReduceAlgorithm.PUT_SIGNAL)) {
+      Runnable call = () -> coll.allReduce(buffer, count, type, ShmemReduceOp.SUM, stream, a);
+      check("shmem " + name(a) + " " + size, buffer, bytes, mine, want, call, stream);
+      shmem.barrierAll();
+      ResultRow row = ResultRow.fromLatencies(bytes, 1, timed(() -> {
+        call.run();
+        stream.synchronize();
+      }));
+      rows.add(new BaselineRow("shmem allreduce " + name(a), row, "one kernel launch + synchronize"));
+      if (Double.isNaN(best) || row.p50LatUs() < best) {
+        best = row.p50LatUs();
+        bestName = name(a);
+      }
+    }
+    if (nccl != null) {
+      NcclDataType nt = switch (type) {
+        case BFLOAT16 -> NcclDataType.BFLOAT16;
+        case FLOAT16 -> NcclDataType.FLOAT16;
+        default -> NcclDataType.FLOAT32;
+      };
+      Runnable call = () -> nccl.allReduce(buffer, buffer, count, nt, NcclRedOp.SUM);
+      check("nccl " + size, buffer, bytes, mine, want, () -> {
+        call.run();
+        nccl.synchronize();
+      }, stream);
+      shmem.barrierAll();
+      ResultRow row = ResultRow.fromLatencies(bytes, 1, timed(() -> {
+        call.run();
+        nccl.synchronize();
+      }));
+      rows.add(new BaselineRow("nccl allreduce", row, "ncclAllReduce in place + synchronize, same buffer"));
+      ncclP50 = row.p50LatUs();
+    } else {
+      rows.add(BaselineRow.missing("nccl allreduce", s.ncclMissing()));
+    }
+    int next = (me + 1) % n;
+    long peerDst = shmem.ptrP2p(dst, me, next);
+    shmem.barrierAll();
+    ResultRow copy = ResultRow.fromLatencies(bytes, 1, timed(() -> {
+      gpu.copyDeviceToDeviceAsync(peerDst, buffer, bytes, stream);
+      stream.synchronize();
+    }));
+    rows.add(new BaselineRow("raw peer copy", copy,
+        "cuMemcpyDtoDAsync of the tensor to the next PE's GPU" + (gpu.pointerInfo(peerDst).device() == shmem.device() ? " (same GPU)" : "")
+            + " + synchronize, all PEs at once"));
+    comparisons.add(String.format(Locale.ROOT, "all-reduce %s: best shmem kernel %s p50 %.2f us %s; raw copy p50 %.2f us", size, bestName, best,
+        Double.isNaN(ncclP50) ? "(NCCL not measured)" : String.format(Locale.ROOT, "= %.2fx NCCL's p50 %.2f us", best / ncclP50, ncclP50), copy.p50LatUs()));
+  }
+
+  /** Unmeasured calls of both kernels at the smallest size, so that the first row does not pay for the JIT and first launches. */
+  private void warmUp(ShmemCollectives coll, long buffer) {
+    long count = s.allReduceSizes().getFirst() / s.type().bytes();
+    shmem.barrierAll();
+    for (int i = 0; i < 10 * Math.max(10, s.warmupIters()); i++) {
+      coll.allReduce(buffer, count, s.type(), ShmemReduceOp.SUM, stream, i % 2 == 0 ? AllReduceAlgorithm.P2P_READ : AllReduceAlgorithm.PUT_SIGNAL);
+      stream.synchronize();
+    }
+    shmem.barrierAll();
+  }
+
+  private static String name(AllReduceAlgorithm a) {
+    return a == AllReduceAlgorithm.P2P_READ ? "p2p-read" : "put-signal";
+  }
+
+  /** Small non-negative integers: every partial sum is exact in bf16, fp16 and fp32 for up to 32 PEs, in any order. */
+  private static void fillInput(MemorySegment seg, ShmemDataType type, long count, int pe) {
+    for (long i = 0; i < count; i++) AllReduceReference.store(type, seg, i * type.bytes(), (float) ((i * 7 + pe * 13) % 8));
+  }
+
+  private byte[] reference(ShmemDataType type, long count, long bytes) {
+    List<MemorySegment> inputs = new ArrayList<>();
+    for (int p = 0; p < n; p++) {
+      MemorySegment in = MemorySegment.ofArray(new byte[(int) bytes]);
+      fillInput(in, type, count, p);
+      inputs.add(in);
+    }
+    MemorySegment out = MemorySegment.ofArray(new byte[(int) bytes]);
+    AllReduceReference.sum(type, inputs, out, count);
+    return out.toArray(JAVA_BYTE);
+  }
+
+  /** Uploads this PE's input, runs {@code call} once after a barrier, and compares the result with the reference. */
+  private void check(String what, long buffer, long bytes, MemorySegment input, byte[] want, Runnable call, GpuStream on) {
+    gpu.copyHostToDeviceAsync(buffer, input, bytes, on);
+    on.synchronize();
+    shmem.barrierAll();
+    call.run();
+    on.synchronize();
+    // pinned: a pageable copy was seen to wait behind another PE's kernel on the same GPU
+    try (PinnedBuffer pinned = gpu.allocPinned(bytes)) {
+      MemorySegment back = pinned.segment();
+      gpu.copyDeviceToHostAsync(back, buffer, bytes, on);
+      on.synchronize();
+      long wrong = MemorySegment.mismatch(back, 0, bytes, MemorySegment.ofArray(want), 0, bytes);
+      if (wrong >= 0) {
+        failures++;
+        System.err.printf(Locale.ROOT, "shmem-bench PE %d: %s: wrong result at byte %d of %d (want 0x%02x, got 0x%02x)%n", me, what, wrong, bytes,
+            want[(int) wrong], back.get(JAVA_BYTE, wrong));
+      }
+    }
+    shmem.barrierAll();
+  }
+
+  // ---------------------------------------------------------------- put and round trip
+
+  private void putRows(GpuModule kernels, long buffer, long dst, PinnedBuffer host) {
+    if (n < 2) return;
+    long max = s.putSizes().stream().mapToLong(Long::longValue).max().orElse(0);
+    DataPattern.fill(host.segment(), max, 0xB0B);
+    gpu.copyHostToDeviceAsync(buffer, host.segment(), max, stream);
+    stream.synchronize();
+    long peerDst = shmem.ptrP2p(dst, me, 1);
+    // up to four 512-thread blocks per SM: the put's copy loop has one load in flight per thread
+    int blocks = 4 * Math.max(1, gpu.multiprocessorCount(shmem.device()));
+    for (long bytes : s.putSizes()) {
+      int grid = (int) Math.min(blocks, Math.max(1, bytes / (16 << 10)));
+      shmem.barrierAll();
+      ResultRow put = me != 0 ? null : ResultRow.fromLatencies(bytes, 1, timed(() -> {
+        gpu.launch(kernels.function("mori4j_bench_put"), Dim3.of(grid), Dim3.of(512), 0, stream,
+            KernelArgs.of().pointer(dst).pointer(buffer).i64(bytes).i32(1));
+        stream.synchronize();
+      }));
+      shmem.barrierAll();
+      if (me == 1) {
+        try (PinnedBuffer pinned = gpu.allocPinned(bytes)) {
+          MemorySegment back = pinned.segment();
+          gpu.copyDeviceToHostAsync(back, dst, bytes, stream);
+          stream.synchronize();
+          long wrong = DataPattern.firstMismatch(back, 0, 0, bytes, 0xB0B);
+          if (wrong >= 0) {
+            failures++;
+            System.err.printf(Locale.ROOT, "shmem-bench PE 1: put of %s from PE 0: wrong byte at %d%n", HumanSize.format(bytes), wrong);
+          }
+        }
+      }
+      shmem.barrierAll();
+      ResultRow copy = me != 0 ? null : ResultRow.fromLatencies(bytes, 1, timed(() -> {
+        gpu.copyDeviceToDeviceAsync(peerDst, buffer, bytes, stream);
+        stream.synchronize();
+      }));
+      shmem.barrierAll();
+      if (me == 0) {
+        rows.add(new BaselineRow("shmem put", put, "PE 0 -> PE 1, mori_shmem_putmem_nbi_block over " + grid + " blocks + quiet, launch + synchronize"));
+        rows.add(new BaselineRow("raw peer copy (put)", copy, "cuMemcpyDtoDAsync PE 0 -> PE 1 + synchronize"));
+        comparisons.add(String.format(Locale.ROOT, "put %s: avg %.2f GB/s = %.0f%% of the raw peer copy (%.2f GB/s)", HumanSize.format(bytes), put.avgBwGBps(),
+            100 * put.avgBwGBps() / copy.avgBwGBps(), copy.avgBwGBps()));
+      }
+    }
+  }
+
+  private void roundTrip(GpuModule kernels, long words) {
+    if (n < 2) return;
+    gpu.fill(words, (byte) 0, 256);
+    try (Arena arena = Arena.ofConfined()) {
+      gpu.copyDeviceToHost(arena.allocate(8), words, 8); // the fill is done before any peer signals
+    }
+    shmem.barrierAll();
+    int rounds = s.rttRounds();
+    long[] lat = new long[s.rttLaunches()];
+    for (int k = -2; k < s.rttLaunches(); k++) {
+      long base = (long) (k + 2) * rounds;
+      long t0 = System.nanoTime();
+      if (me <= 1) {
+        gpu.launch(kernels.function("mori4j_bench_pingpong"), Dim3.of(1), Dim3.of(1), 0, stream,
+            KernelArgs.of().pointer(words).pointer(words + 64).pointer(words + 128).i32(rounds).i64(base).i32(0).i32(1 - me));
+        stream.synchronize();
+      }
+      if (k >= 0) lat[k] = System.nanoTime() - t0;
+    }
+    shmem.barrierAll();
+    if (me == 0) {
+      LatencyStats st = LatencyStats.of(lat);
+      ResultRow row = new ResultRow(8, rounds, 8L * rounds, Double.NaN, Double.NaN, st.minNs() / 1e3 / rounds, st.meanNs() / 1e3 / rounds,
+          st.p50Ns() / 1e3 / rounds, st.p99Ns() / 1e3 / rounds);
+      rows.add(new BaselineRow("shmem put+signal+wait round trip", row, String.format(Locale.ROOT,
+          "PE 0 <-> PE 1, 8 B, %d launches of %d rounds in one thread; latency per round trip", s.rttLaunches(), rounds)));
+      comparisons.add(String.format(Locale.ROOT, "8-byte put + signal + wait round trip PE 0 <-> PE 1: p50 %.2f us, min %.2f us", row.p50LatUs(), row.minLatUs()));
+    }
+  }
+
+  // ---------------------------------------------------------------- timing and output
+
+  /** Latencies of {@code iters} iterations after the warm-up (callers put a host barrier of all PEs in front). */
+  private long[] timed(Runnable iteration) {
+    for (int i = 0; i < s.warmupIters(); i++) iteration.run();
+    long[] lat = new long[s.iters()];
+    for (int i = 0; i < lat.length; i++) {
+      long t0 = System.nanoTime();
+      iteration.run();
+      lat[i] = System.nanoTime() - t0;
+    }
+    return lat;
+  }
+
+  private void report(PrintStream out) throws IOException {
+    out.print(ResultTable.renderBaselines("mori4j shmem-bench (same run, PE 0's timings)", rows));
+    out.println("Comparison (same run):");
+    for (String c : comparisons) out.println("  " + c);
+    if (failures > 0) out.println("PE 0 found " + failures + " wrong result(s); see stderr");
+    out.flush();
+    if (s.json() != null) {
+      JsonRows.write(s.json(), JsonRows.baselinesToJson(rows));
+      System.err.println("wrote " + s.json());
+    }
+  }
+
+  static String resource(String name) {
+    try (InputStream in = ShmemBenchPe.class.getResourceAsStream(name)) {
+      if (in == null) throw new IllegalStateException("resource " + name + " is missing from the class path");
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  private static long roundUp(long v, long a) {
+    return (v + a - 1) / a * a;
+  }
+}
