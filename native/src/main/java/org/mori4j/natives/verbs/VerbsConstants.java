@@ -86,6 +86,7 @@ public final class VerbsConstants {
   public static final int IBV_WC_LOC_QP_OP_ERR = 2;
   public static final int IBV_WC_LOC_PROT_ERR = 4;
   public static final int IBV_WC_WR_FLUSH_ERR = 5;
+  public static final int IBV_WC_REM_INV_REQ_ERR = 9;
   public static final int IBV_WC_REM_ACCESS_ERR = 10;
   public static final int IBV_WC_REM_OP_ERR = 11;
   public static final int IBV_WC_RETRY_EXC_ERR = 12;

@@ -212,9 +212,11 @@ final class PartPoster {
     if (lane.broken) return; // the flushes that follow the first error
     String why = "work request " + seq + " on " + lane + " completed with " + WcStatus.name(status);
     boolean gone = status == IBV_WC_RETRY_EXC_ERR;
-    breakLane(lane, gone ? TransportError.PEER_LOST : TransportError.RDMA_OP, why);
+    // out of service and the peer lost or its replacement asked for before any transfer learns of the failure
+    lane.breakWith(why);
     if (gone) worker.peerUnreachable(lane, why);
     else worker.replace(lane, why);
+    breakLane(lane, gone ? TransportError.PEER_LOST : TransportError.RDMA_OP, why);
   }
 
   private void breakLane(RdmaLane lane, TransportError error, String why) {

@@ -255,7 +255,7 @@ final class RequesterConnection extends SoftConnection {
       case SoftWire.ACK -> ackThrough(seq);
       case SoftWire.READ_DATA -> beginRead(seq, length);
       case SoftWire.NAK_ACCESS -> nak(seq, IBV_WC_REM_ACCESS_ERR);
-      case SoftWire.NAK_INVALID -> nak(seq, SoftErrors.IBV_WC_REM_INV_REQ_ERR);
+      case SoftWire.NAK_INVALID -> nak(seq, IBV_WC_REM_INV_REQ_ERR);
       case SoftWire.NAK_REMOTE_OP -> nak(seq, IBV_WC_REM_OP_ERR);
       case SoftWire.NAK_RNR -> onRnr(seq, aux);
       case SoftWire.DROPPED -> onDropped(seq);

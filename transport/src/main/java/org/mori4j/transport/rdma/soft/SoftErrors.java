@@ -14,13 +14,6 @@ import org.mori4j.transport.rdma.verbs.PostException;
 final class SoftErrors {
   static final String LIBRARY = "software RDMA (emulation)";
 
-  /**
-   * {@code IBV_WC_REM_INV_REQ_ERR}: the requester's status for a request the responder refused as invalid (a
-   * SEND longer than the receive buffer, an operation the responder QP's access flags do not enable). The value
-   * is the one in {@code enum ibv_wc_status}; {@code VerbsConstants} does not name it yet.
-   */
-  static final int IBV_WC_REM_INV_REQ_ERR = 9;
-
   private SoftErrors() {}
 
   static NativeException error(String function, int errno, String message) {

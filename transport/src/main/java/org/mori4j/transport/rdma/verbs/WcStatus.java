@@ -16,6 +16,7 @@ public final class WcStatus {
       case IBV_WC_LOC_QP_OP_ERR -> "IBV_WC_LOC_QP_OP_ERR (local QP operation error)";
       case IBV_WC_LOC_PROT_ERR -> "IBV_WC_LOC_PROT_ERR (local protection error)";
       case IBV_WC_WR_FLUSH_ERR -> "IBV_WC_WR_FLUSH_ERR (Work Request Flushed Error)";
+      case IBV_WC_REM_INV_REQ_ERR -> "IBV_WC_REM_INV_REQ_ERR (invalid request error)";
       case IBV_WC_REM_ACCESS_ERR -> "IBV_WC_REM_ACCESS_ERR (remote access error)";
       case IBV_WC_REM_OP_ERR -> "IBV_WC_REM_OP_ERR (remote operation error)";
       case IBV_WC_RETRY_EXC_ERR -> "IBV_WC_RETRY_EXC_ERR (transport retry counter exceeded)";
