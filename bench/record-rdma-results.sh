@@ -34,7 +34,7 @@ cat "$dir/machine.txt"
 
 run() {
   local name=$1; shift
-  echo "== mori4j bench $* --json $dir/$name.json" | tee "$dir/$name.txt"
+  echo "== mori4j bench --backend rdma --rdma-provider $provider $* --json $dir/$name.json" | tee "$dir/$name.txt"
   "${mori4j[@]}" bench --backend rdma --rdma-provider "$provider" "$@" --json "$dir/$name.json" | tee -a "$dir/$name.txt"
 }
 # 4 KiB: latency-bound, many iterations; 64 MiB: bandwidth-bound, fewer (each iteration moves 64 MiB per backend).
