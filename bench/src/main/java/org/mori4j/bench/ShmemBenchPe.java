@@ -121,7 +121,7 @@ final class ShmemBenchPe {
   }
 
   private void header(PrintStream out, ShmemCollectives coll, NcclCommunicator nccl) {
-    out.printf(Locale.ROOT, "mori4j shmem-bench: %d PEs (one JVM each), %s, %s%n", n, s.machine(), gpu.version());
+    out.printf(Locale.ROOT, "mori4j shmem-bench: %d PEs, one JVM per GPU (PEs of one GPU share it), %s, %s%n", n, s.machine(), gpu.version());
     out.printf(Locale.ROOT, "  all-reduce %s sum in place, %d sizes %s .. %s; %d iterations after %d warm-up, PE 0's timings (launch + stream synchronize)%n",
         s.type(), s.allReduceSizes().size(), HumanSize.format(s.allReduceSizes().getFirst()), HumanSize.format(s.allReduceSizes().getLast()), s.iters(), s.warmupIters());
     out.printf(Locale.ROOT, "  shmem kernels: %d blocks x 512 threads at most; AUTO picks put-signal up to %s; NCCL: %s%n", coll.maxBlocks(),
