@@ -22,8 +22,7 @@ final class Part {
   boolean notifyPosted;
   /** Only the notification, for a write whose stripes all completed. */
   boolean notifyOnly;
-  /** Work-request sequence numbers of the part on its lane: first and last (-1 until fully posted). */
-  long firstSeq;
+  /** Sequence number of the part's last work request on its lane (-1 until fully posted). */
   long lastSeq;
   /** Keys and base addresses of the two regions. */
   int lkey;
@@ -42,7 +41,6 @@ final class Part {
     this.notify = notify;
     this.notifyPosted = false;
     this.notifyOnly = notifyOnly;
-    this.firstSeq = -1;
     this.lastSeq = -1;
     return this;
   }

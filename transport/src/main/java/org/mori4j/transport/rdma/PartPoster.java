@@ -142,7 +142,6 @@ final class PartPoster {
       if (free <= 0) return false;
       int limit = Math.min(free, wrs.capacity());
       int n = 0;
-      if (p.firstSeq < 0) p.firstSeq = lane.posted;
       while (n < limit && !p.fullyPosted()) {
         long seq = lane.posted + n;
         boolean signaled;

@@ -167,6 +167,7 @@ public final class RdmaBackend implements TransferBackend {
     if (!h.engineKey().equals(initiatorKey))
       throw new TransportException(TransportError.INVALID_ARGS, "RDMA handshake names engine '" + h.engineKey() + "' but came from '" + initiatorKey + "'");
     Map<RdmaWorker, List<RdmaLane>> lanes = new java.util.HashMap<>();
+    List<QueuePair> created = new ArrayList<>();
     List<RdmaHandshake.Endpoint> mine = new ArrayList<>();
     int w = pickWorker();
     ReceiveRequests scratch = new ReceiveRequests(1);
@@ -179,12 +180,13 @@ public final class RdmaBackend implements TransferBackend {
         int depth = settings.enableNotification() ? settings.receiveDepth() : 0;
         for (int i = 0; i < theirs.qpNumbers().length; i++) {
           QueuePair qp = d.pd.createQueuePair(new QueuePairSpec(worker.cq, worker.cq, settings.sendQueueDepth(), Math.max(1, depth)));
+          created.add(qp);
           qps.add(qp);
           QpBringUp.init(qp, d);
         }
         RdmaHandshake.Endpoint ep = QpBringUp.endpoint(d, qps, random);
         for (int i = 0; i < qps.size(); i++) {
-          RdmaLane lane = new RdmaLane(worker, d, qps.get(i), initiatorKey, theirs.deviceIndex(), settings.sendQueueDepth(),
+          RdmaLane lane = new RdmaLane(d, qps.get(i), initiatorKey, theirs.deviceIndex(), settings.sendQueueDepth(),
               settings.enableNotification(), true, settings.receiveDepth());
           made.add(lane);
           // receives first: the initiator may send a notification as soon as it is connected
@@ -194,7 +196,12 @@ public final class RdmaBackend implements TransferBackend {
         mine.add(ep);
       }
     } catch (RuntimeException e) {
-      lanes.values().forEach(l -> l.forEach(RdmaLane::close));
+      List<QueuePair> inLanes = new ArrayList<>();
+      lanes.values().forEach(l -> l.forEach(lane -> {
+        inLanes.add(lane.qp);
+        lane.close();
+      }));
+      for (QueuePair qp : created) if (!inLanes.contains(qp)) closeQuietly(qp);
       throw new TransportException(TransportError.RDMA_OP, "cannot bring up queue pairs for engine '" + initiatorKey + "': " + e.getMessage(), e);
     }
     Map<RdmaWorker, List<RdmaLane>> old = accepted.put(initiatorKey, lanes);
@@ -234,7 +241,7 @@ public final class RdmaBackend implements TransferBackend {
         RdmaLane[] lanes = new RdmaLane[mine.size()];
         for (int i = 0; i < mine.size(); i++) {
           QpBringUp.connect(mine.get(i), dev, theirs, i, pend.ours().get(d).psns()[i]);
-          lanes[i] = new RdmaLane(worker, dev, mine.get(i), peerKey, theirs.deviceIndex(), settings.sendQueueDepth(), h.notifications(), false, 0);
+          lanes[i] = new RdmaLane(dev, mine.get(i), peerKey, theirs.deviceIndex(), settings.sendQueueDepth(), h.notifications(), false, 0);
           made.add(lanes[i]);
         }
         paths[d] = new RdmaPeer.Path(peerKey, dev, worker, lanes);
@@ -300,16 +307,16 @@ public final class RdmaBackend implements TransferBackend {
   public byte[] registerMemory(LocalRegion region) {
     requireOpen();
     int[] rkeys = new int[devices.size()];
-    int done = 0;
+    int ok = 0;
     try {
-      for (RdmaDevice d : devices) rkeys[done++] = d.register(region);
+      for (RdmaDevice d : devices) rkeys[ok++] = d.register(region);
     } catch (RuntimeException e) {
-      for (int i = 0; i < done - 1; i++) devices.get(i).deregister(region.id());
+      // ok counts the device that failed too (the index advanced before register threw)
+      for (int i = 0; i < ok - 1; i++) devices.get(i).deregister(region.id());
       if (region.gpu()) {
         // another backend (TCP through staging) still carries this region; the descriptor just lacks RDMA data
         log.warn("engine {}: the RDMA backend cannot register GPU memory id {} ({} bytes on device {}): {}; its transfers use another backend",
             engineKey, region.id(), region.size(), region.deviceId(), e.getMessage());
-        for (int i = 0; i < done; i++) devices.get(i).deregister(region.id());
         return new byte[0];
       }
       throw new TransportException(TransportError.RDMA_OP, "cannot register memory id " + region.id() + " with the RDMA backend: " + e.getMessage(), e);

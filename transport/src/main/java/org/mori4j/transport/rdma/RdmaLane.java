@@ -20,7 +20,6 @@ import org.mori4j.transport.rdma.verbs.ReceiveRequests;
 final class RdmaLane {
   static final int NOTE_BYTES = 8;
 
-  final RdmaWorker worker;
   final QueuePair qp;
   final int qpNumber;
   final String peerKey;
@@ -46,9 +45,8 @@ final class RdmaLane {
   String brokenReason;
   boolean closed;
 
-  RdmaLane(RdmaWorker worker, RdmaDevice device, QueuePair qp, String peerKey, int remoteDevice, int depth, boolean notifications,
+  RdmaLane(RdmaDevice device, QueuePair qp, String peerKey, int remoteDevice, int depth, boolean notifications,
            boolean targetSide, int receiveDepth) {
-    this.worker = worker;
     this.qp = qp;
     this.qpNumber = qp.qpNumber();
     this.peerKey = peerKey;
