@@ -117,12 +117,13 @@ public final class RdmaBackend implements TransferBackend {
   }
 
   private RdmaWorker newWorker(VerbsDevice d, int i) {
-    CompletionChannel channel = settings.eventMode() ? d.createCompletionChannel() : null;
+    // a channel in both modes: an idle worker (a target whose only completions are notification receives) sleeps on it
+    CompletionChannel channel = d.createCompletionChannel();
     CompletionQueue cq;
     try {
       cq = d.createCompletionQueue(Math.min(settings.completionQueueDepth(), d.maxCompletionQueueEntries()), channel);
     } catch (RuntimeException e) {
-      if (channel != null) channel.close();
+      channel.close();
       throw e;
     }
     return new RdmaWorker("rdma-" + engineKey + "-" + d.name() + "-" + i, engineKey, settings, cq, channel, confirmer, listener, inbound,

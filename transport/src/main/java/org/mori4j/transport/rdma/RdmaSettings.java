@@ -44,6 +44,6 @@ public record RdmaSettings(int qpPerTransfer, int postBatchSize, int numWorkerTh
 
   /** MORI's defaults for the config fields, with this implementation's queue sizes. */
   public static RdmaSettings defaults() {
-    return new RdmaSettings(1, 64, 1, false, true, "", 1024, 8192, 256, 1L << 30, 4L << 20, Duration.ofSeconds(5));
+    return new RdmaSettings(1, 64, 1, false, true, "", 1024, 16384, 1024, 1L << 30, 4L << 20, Duration.ofSeconds(5));
   }
 }

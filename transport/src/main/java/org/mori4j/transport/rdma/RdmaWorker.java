@@ -23,13 +23,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One thread of the RDMA backend's data path, driven by the engine's poller actor as a completion source: it owns
- * one completion queue (and, in EVENT mode, its channel) and the queue pairs that complete on it, takes submitted
+ * one completion queue and its channel and the queue pairs that complete on it, takes submitted
  * ops from a lock-free queue, confirms each remote region once with its owner, turns ops into chains of work
  * requests on their queue pairs ({@link PartPoster}), and polls completions: a signaled work request retires
  * every part posted before it on its queue pair, an error fails the parts of that queue pair and takes it out of
  * service, a notification receive is recorded for {@code popInboundTransferStatus} and posted again. POLLING mode
- * polls while work is outstanding (yielding the core between polls); EVENT mode arms the queue and sleeps on the
- * channel. Every queue pair, queue and channel of the worker is closed on this thread.
+ * polls while its own work is outstanding (yielding the core between polls); EVENT mode, and either mode with
+ * nothing of its own outstanding, arms the queue and sleeps on the channel, so that a target's notification
+ * receives wake it at once. Every queue pair, queue and channel of the worker is closed on this thread.
  */
 final class RdmaWorker extends DrivenWorker {
   private static final Logger log = LoggerFactory.getLogger(RdmaWorker.class);
@@ -93,11 +94,7 @@ final class RdmaWorker extends DrivenWorker {
 
   @Override
   public void wakeup() {
-    if (channel == null) {
-      super.wakeup();
-    } else if (parked != null) {
-      channel.wakeup();
-    }
+    if (parked != null) channel.wakeup();
   }
 
   // ---- worker thread ----
@@ -105,7 +102,7 @@ final class RdmaWorker extends DrivenWorker {
   @Override
   public int inFlight() {
     // EVENT mode sleeps on the channel instead of spinning, whatever is outstanding
-    return channel != null ? 0 : inFlight;
+    return settings.eventMode() ? 0 : inFlight;
   }
 
   @Override
@@ -133,15 +130,8 @@ final class RdmaWorker extends DrivenWorker {
     parked = Thread.currentThread();
     try {
       if (hasQueued() || closing || !driven()) return 0;
-      if (channel != null) {
-        cq.requestNotify(false);
-        int n = pollCompletions(); // what completed before the queue was armed raises no event
-        if (n > 0 || hasQueued()) return n;
-        channel.await(maxNanos);
-        return pollCompletions();
-      }
-      if (inFlight > 0) {
-        // POLLING: nothing but the device ends this wait; poll, giving the core away between polls
+      if (!settings.eventMode() && inFlight > 0) {
+        // POLLING with own work outstanding: nothing but the device ends this wait; poll, giving the core away between polls
         long end = System.nanoTime() + maxNanos;
         while (!closing) {
           int n = pollCompletions();
@@ -150,8 +140,13 @@ final class RdmaWorker extends DrivenWorker {
         }
         return 0;
       }
-      LockSupport.parkNanos(maxNanos);
-      return 0;
+      // EVENT, or nothing of ours outstanding: sleep on the channel, so that a completion nobody here waits for (a
+      // notification receive of a target) wakes the worker at once instead of after a timed nap
+      cq.requestNotify(false);
+      int n = pollCompletions(); // what completed before the queue was armed raises no event
+      if (n > 0 || hasQueued()) return n;
+      channel.await(maxNanos);
+      return pollCompletions();
     } finally {
       parked = null;
     }
@@ -372,12 +367,10 @@ final class RdmaWorker extends DrivenWorker {
     } catch (RuntimeException e) {
       log.warn("{}: closing the completion queue failed: {}", name(), e.toString());
     }
-    if (channel != null) {
-      try {
-        channel.close();
-      } catch (RuntimeException e) {
-        log.warn("{}: closing the completion channel failed: {}", name(), e.toString());
-      }
+    try {
+      channel.close();
+    } catch (RuntimeException e) {
+      log.warn("{}: closing the completion channel failed: {}", name(), e.toString());
     }
   }
 }
