@@ -33,7 +33,7 @@ public final class Mori4jCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new ParameterException(spec.commandLine(), "missing command: bench, serve, node or cluster-bench");
+    throw new ParameterException(spec.commandLine(), "missing command: bench, serve, node, cluster-bench, info or shmem-bench");
   }
 
   /** A command line with the error handling of the real program, for {@link #main} and tests. */

@@ -55,16 +55,15 @@ class RdmaBackendAbsenceTest {
     assertTrue(engine.engineDesc().key().startsWith("rdma-absence-"));
   }
 
-  @Test
-  void theSoftwareProviderRunsOnlyWhenNamedAndSaysItIsEmulation() {
+  /** Runs {@code body} with an engine embedded in a system whose {@code mori4j.rdma.provider} is {@code provider}. */
+  private static void withProvider(String provider, java.util.function.Consumer<IoEngine> body) {
     org.apache.pekko.actor.typed.ActorSystem<Void> app = org.apache.pekko.actor.typed.ActorSystem.create(
-        org.apache.pekko.actor.typed.javadsl.Behaviors.empty(), "rdma-software",
-        com.typesafe.config.ConfigFactory.parseString("mori4j.rdma.provider = software").withFallback(com.typesafe.config.ConfigFactory.load()));
+        org.apache.pekko.actor.typed.javadsl.Behaviors.empty(), "rdma-" + provider,
+        com.typesafe.config.ConfigFactory.parseString("mori4j.rdma.provider = " + provider).withFallback(com.typesafe.config.ConfigFactory.load()));
     try {
-      IoEngine e = IoEngine.create(app, "rdma-software-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
+      IoEngine e = IoEngine.create(app, "rdma-" + provider + "-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
       try {
-        e.createBackend(BackendType.RDMA, RdmaBackendConfig.defaults());
-        assertTrue(e.engineDesc().backends().contains(BackendType.RDMA), e.engineDesc().toString());
+        body.accept(e);
       } finally {
         e.close();
       }
@@ -74,21 +73,19 @@ class RdmaBackendAbsenceTest {
   }
 
   @Test
+  void theSoftwareProviderRunsWhenNamed() {
+    withProvider("software", e -> {
+      e.createBackend(BackendType.RDMA, RdmaBackendConfig.defaults());
+      assertTrue(e.engineDesc().backends().contains(BackendType.RDMA), e.engineDesc().toString());
+    });
+  }
+
+  @Test
   void anUnknownProviderIsRefusedByName() {
-    org.apache.pekko.actor.typed.ActorSystem<Void> app = org.apache.pekko.actor.typed.ActorSystem.create(
-        org.apache.pekko.actor.typed.javadsl.Behaviors.empty(), "rdma-bad-provider",
-        com.typesafe.config.ConfigFactory.parseString("mori4j.rdma.provider = rxe0").withFallback(com.typesafe.config.ConfigFactory.load()));
-    try {
-      IoEngine e = IoEngine.create(app, "rdma-bad-provider-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
-      try {
-        IoEngineException x = assertThrows(IoEngineException.class, () -> e.createBackend(BackendType.RDMA, RdmaBackendConfig.defaults()));
-        assertEquals(StatusCode.ERR_INVALID_ARGS, x.code(), x.getMessage());
-        assertTrue(x.getMessage().contains("'rxe0'") && x.getMessage().contains("MORI4J_RDMA_PROVIDER"), x.getMessage());
-      } finally {
-        e.close();
-      }
-    } finally {
-      app.terminate();
-    }
+    withProvider("rxe0", e -> {
+      IoEngineException x = assertThrows(IoEngineException.class, () -> e.createBackend(BackendType.RDMA, RdmaBackendConfig.defaults()));
+      assertEquals(StatusCode.ERR_INVALID_ARGS, x.code(), x.getMessage());
+      assertTrue(x.getMessage().contains("'rxe0'") && x.getMessage().contains("MORI4J_RDMA_PROVIDER"), x.getMessage());
+    });
   }
 }

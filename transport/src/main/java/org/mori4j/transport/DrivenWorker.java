@@ -129,6 +129,22 @@ public abstract class DrivenWorker implements CompletionSource {
     return !ops.isEmpty() || !tasks.isEmpty();
   }
 
+  /**
+   * Polls with {@code poll} until it found work, {@code outstanding} says nothing is left to wait for, ops or tasks
+   * arrived, or {@code maxNanos} passed, giving the core away between polls: for waits that only a device ends and
+   * that signal nothing (a timed nap would cost the timer's slack, ~50 us on Linux, per wait). Pass cached method
+   * references: this runs on every idle round.
+   */
+  protected final int pollYielding(long maxNanos, java.util.function.IntSupplier poll, java.util.function.BooleanSupplier outstanding) {
+    long end = System.nanoTime() + maxNanos;
+    while (driven() && !closing) {
+      int n = poll.getAsInt();
+      if (n > 0 || !outstanding.getAsBoolean() || hasQueued() || System.nanoTime() - end >= 0) return n;
+      Thread.yield();
+    }
+    return 0;
+  }
+
   private int runTasks() {
     int n = 0;
     Runnable t;

@@ -66,7 +66,9 @@ final class XgmiControl {
               r -> new XgmiMessages.Confirm(engineKey, regionId, accessKey, type, self, r), timeout, system.scheduler())
           .whenComplete((reply, err) -> {
             if (err != null) {
-              answer.refused(TransportError.TIMEOUT, "engine '" + peerKey + "' did not confirm memory id " + regionId + " within "
+              // an owner that does not answer at all is gone from this engine's view (closed, or its process died), as
+              // a TCP peer that stays silent past its timeout: the one-sided backends then lose it
+              answer.refused(TransportError.PEER_LOST, "engine '" + peerKey + "' did not answer the confirmation of memory id " + regionId + " within "
                   + timeout.toMillis() + " ms (" + err.getMessage() + ")");
             } else if (reply.error() != 0) {
               answer.refused(TransportError.fromWire(reply.error()), reply.reason());

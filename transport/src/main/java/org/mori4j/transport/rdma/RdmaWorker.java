@@ -121,6 +121,9 @@ final class RdmaWorker extends DrivenWorker {
     return work;
   }
 
+  private final java.util.function.IntSupplier poll = this::pollCompletions;
+  private final java.util.function.BooleanSupplier outstanding = () -> inFlight > 0;
+
   @Override
   public int awaitWork(long maxNanos) {
     if (isClosed()) {
@@ -131,14 +134,8 @@ final class RdmaWorker extends DrivenWorker {
     try {
       if (hasQueued() || closing || !driven()) return 0;
       if (!settings.eventMode() && inFlight > 0) {
-        // POLLING with own work outstanding: nothing but the device ends this wait; poll, giving the core away between polls
-        long end = System.nanoTime() + maxNanos;
-        while (!closing) {
-          int n = pollCompletions();
-          if (n > 0 || inFlight == 0 || hasQueued() || System.nanoTime() - end >= 0) return n;
-          Thread.yield();
-        }
-        return 0;
+        // POLLING with own work outstanding: nothing but the device ends this wait
+        return pollYielding(maxNanos, poll, outstanding);
       }
       // EVENT, or nothing of ours outstanding: sleep on the channel, so that a completion nobody here waits for (a
       // notification receive of a target) wakes the worker at once instead of after a timed nap

@@ -94,6 +94,13 @@ final class XgmiWorker extends DrivenWorker {
     return work;
   }
 
+  private final java.util.function.IntSupplier poll = this::pollCompletions;
+  private final java.util.function.BooleanSupplier onGpu = this::gpuBusy;
+
+  private boolean gpuBusy() {
+    return transfers.onGpu() > 0;
+  }
+
   @Override
   public int awaitWork(long maxNanos) {
     if (isClosed()) {
@@ -111,13 +118,7 @@ final class XgmiWorker extends DrivenWorker {
         // Nothing but the GPU can end this wait, and it signals nothing: poll the events, giving the core away
         // between polls. A nap instead costs the timer slack (parkNanos sleeps ~50 us at least on Linux), which
         // is a tenth of a 256 MiB copy over NVLink and several times a 4 KiB one.
-        long end = System.nanoTime() + maxNanos;
-        while (driven() && !closing) {
-          int n = pollCompletions();
-          if (n > 0 || transfers.onGpu() == 0 || hasQueued() || System.nanoTime() - end >= 0) return n;
-          Thread.yield();
-        }
-        return 0;
+        return pollYielding(maxNanos, poll, onGpu);
       }
       LockSupport.parkNanos(maxNanos);
       return 0;

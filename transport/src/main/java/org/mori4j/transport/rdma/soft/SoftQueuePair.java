@@ -216,7 +216,8 @@ final class SoftQueuePair implements QueuePair {
     PostException failure = null;
     synchronized (lock) {
       if (closed) throw SoftErrors.postError("ibv_post_send", EINVAL, 0, "QP " + SoftErrors.hex(qpn) + " is destroyed");
-      if (state != IBV_QPS_RTS) {
+      // in ERR a NIC takes the requests and completes them as flushed (the IB spec's Error state); before RTS it refuses them
+      if (state != IBV_QPS_RTS && state != IBV_QPS_ERR) {
         throw SoftErrors.postError("ibv_post_send", EINVAL, 0, "QP " + SoftErrors.hex(qpn) + " is in " + SoftErrors.stateName(state)
             + "; posting sends needs RTS");
       }
@@ -241,6 +242,7 @@ final class SoftQueuePair implements QueuePair {
         }
         sq.put(requests, i);
       }
+      if (state == IBV_QPS_ERR) sq.flush(sendCq, qpn);
     }
     if (posted > 0) kick();
     if (failure != null) throw failure;
@@ -256,9 +258,9 @@ final class SoftQueuePair implements QueuePair {
     if (fatal) applyFatal();
     synchronized (lock) {
       if (closed) throw SoftErrors.postError("ibv_post_recv", EINVAL, 0, "QP " + SoftErrors.hex(qpn) + " is destroyed");
-      if (state != IBV_QPS_INIT && state != IBV_QPS_RTR && state != IBV_QPS_RTS) {
+      if (state != IBV_QPS_INIT && state != IBV_QPS_RTR && state != IBV_QPS_RTS && state != IBV_QPS_ERR) {
         throw SoftErrors.postError("ibv_post_recv", EINVAL, 0, "QP " + SoftErrors.hex(qpn) + " is in " + SoftErrors.stateName(state)
-            + "; posting receives needs INIT, RTR or RTS");
+            + "; posting receives needs INIT, RTR, RTS or ERR");
       }
       for (int k = 0; k < count; k++) {
         if (rq.free() == 0) {
@@ -267,6 +269,7 @@ final class SoftQueuePair implements QueuePair {
         }
         rq.put(requests, from + k);
       }
+      if (state == IBV_QPS_ERR) rq.flush(receiveCq, qpn);
     }
   }
 
