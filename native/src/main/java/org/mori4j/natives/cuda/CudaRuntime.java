@@ -257,18 +257,25 @@ public final class CudaRuntime implements GpuRuntime {
     return new CudaModule(this, device, CudaExecutionApi.moduleLoadData(image));
   }
 
+  /**
+   * The stream a launch of {@code function} goes to (NULL: the legacy default stream), with the function's device
+   * made current; a stream of another device is refused.
+   */
+  private MemorySegment launchStream(GpuFunction function, GpuStream stream) {
+    if (stream == null) {
+      bind(function.device());
+      return MemorySegment.NULL;
+    }
+    CudaStream s = bindStream(stream);
+    if (s.device() != function.device()) {
+      throw new IllegalArgumentException("kernel " + function.name() + " is loaded on device " + function.device() + " but the stream is on device " + s.device());
+    }
+    return s.handle();
+  }
+
   @Override
   public void launch(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
-    MemorySegment streamHandle = MemorySegment.NULL;
-    if (stream != null) {
-      CudaStream s = bindStream(stream);
-      if (s.device() != function.device()) {
-        throw new IllegalArgumentException("kernel " + function.name() + " is loaded on device " + function.device() + " but the stream is on device " + s.device());
-      }
-      streamHandle = s.handle();
-    } else {
-      bind(function.device());
-    }
+    MemorySegment streamHandle = launchStream(function, stream);
     try (Arena arena = Arena.ofConfined()) {
       // cuLaunchKernel copies the parameter values when it queues the launch, so they may die with the arena.
       CudaExecutionApi.launchKernel(MemorySegment.ofAddress(function.handle()), grid.x(), grid.y(), grid.z(), block.x(), block.y(), block.z(),
@@ -278,16 +285,7 @@ public final class CudaRuntime implements GpuRuntime {
 
   @Override
   public void launchCooperative(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
-    MemorySegment streamHandle = MemorySegment.NULL;
-    if (stream != null) {
-      CudaStream s = bindStream(stream);
-      if (s.device() != function.device()) {
-        throw new IllegalArgumentException("kernel " + function.name() + " is loaded on device " + function.device() + " but the stream is on device " + s.device());
-      }
-      streamHandle = s.handle();
-    } else {
-      bind(function.device());
-    }
+    MemorySegment streamHandle = launchStream(function, stream);
     try (Arena arena = Arena.ofConfined()) {
       CudaExecutionApi.GRID.launchCooperative(MemorySegment.ofAddress(function.handle()), grid, block, sharedMemBytes, streamHandle, args.toNative(arena));
     }

@@ -295,18 +295,25 @@ public final class HipRuntime implements GpuRuntime {
     }
   }
 
+  /**
+   * The stream a launch of {@code function} goes to (NULL: the legacy default stream), with the function's device
+   * made current; a stream of another device is refused.
+   */
+  private MemorySegment launchStream(GpuFunction function, GpuStream stream) {
+    if (stream == null) {
+      bind(function.device());
+      return MemorySegment.NULL;
+    }
+    HipStream s = bindStream(stream);
+    if (s.device() != function.device()) {
+      throw new IllegalArgumentException("kernel " + function.name() + " is loaded on device " + function.device() + " but the stream is on device " + s.device());
+    }
+    return s.handle();
+  }
+
   @Override
   public void launch(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
-    MemorySegment streamHandle = MemorySegment.NULL;
-    if (stream != null) {
-      HipStream s = bindStream(stream);
-      if (s.device() != function.device()) {
-        throw new IllegalArgumentException("kernel " + function.name() + " is loaded on device " + function.device() + " but the stream is on device " + s.device());
-      }
-      streamHandle = s.handle();
-    } else {
-      bind(function.device());
-    }
+    MemorySegment streamHandle = launchStream(function, stream);
     MemorySegment f = MemorySegment.ofAddress(function.handle());
     MemorySegment sh = streamHandle;
     try (Arena arena = Arena.ofConfined()) {
@@ -319,16 +326,7 @@ public final class HipRuntime implements GpuRuntime {
 
   @Override
   public void launchCooperative(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
-    MemorySegment streamHandle = MemorySegment.NULL;
-    if (stream != null) {
-      HipStream s = bindStream(stream);
-      if (s.device() != function.device()) {
-        throw new IllegalArgumentException("kernel " + function.name() + " is loaded on device " + function.device() + " but the stream is on device " + s.device());
-      }
-      streamHandle = s.handle();
-    } else {
-      bind(function.device());
-    }
+    MemorySegment streamHandle = launchStream(function, stream);
     try (Arena arena = Arena.ofConfined()) {
       Hip.GRID.launchCooperative(MemorySegment.ofAddress(function.handle()), grid, block, sharedMemBytes, streamHandle, args.toNative(arena));
     }
