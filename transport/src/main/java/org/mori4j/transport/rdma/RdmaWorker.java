@@ -284,12 +284,7 @@ final class RdmaWorker extends DrivenWorker {
   void removeLanes(List<RdmaLane> gone, RdmaPeer.Path path, TransportError error, String reason) {
     if (path != null) {
       paths.remove(path);
-      for (RdmaPeer.RemoteRdmaRegion r : path.regions.values()) {
-        inFlight -= r.waiting.size();
-        for (TransferOp op : r.waiting) op.transferFailed(error, reason);
-        r.waiting.clear();
-      }
-      path.regions.clear();
+      forgetRegions(path, error, reason);
     }
     for (RdmaLane l : gone) {
       poster.failLane(l, error, reason);
@@ -297,6 +292,16 @@ final class RdmaWorker extends DrivenWorker {
       closeLane(l);
     }
     rehash(laneKeys.length);
+  }
+
+  /** Forgets what {@code path} confirmed; ops still waiting for a confirmation fail with {@code error}. */
+  private void forgetRegions(RdmaPeer.Path path, TransportError error, String reason) {
+    for (RdmaPeer.RemoteRdmaRegion r : path.regions.values()) {
+      inFlight -= r.waiting.size();
+      for (TransferOp op : r.waiting) op.transferFailed(error, reason);
+      r.waiting.clear();
+    }
+    path.regions.clear();
   }
 
   private void closeLane(RdmaLane l) {
@@ -309,13 +314,7 @@ final class RdmaWorker extends DrivenWorker {
   }
 
   private void failEverything(TransportError error, String reason) {
-    for (RdmaPeer.Path p : paths) {
-      for (RdmaPeer.RemoteRdmaRegion r : p.regions.values()) {
-        for (TransferOp op : r.waiting) op.transferFailed(error, reason);
-        r.waiting.clear();
-      }
-      p.regions.clear();
-    }
+    for (RdmaPeer.Path p : paths) forgetRegions(p, error, reason);
     for (RdmaLane l : lanes) {
       poster.failLane(l, error, reason);
       l.breakWith(reason);
