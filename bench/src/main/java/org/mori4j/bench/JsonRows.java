@@ -1,31 +1,63 @@
 package org.mori4j.bench;
 
+import com.fasterxml.jackson.core.util.DefaultIndenter;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import com.fasterxml.jackson.core.util.Separators;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectWriter;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Writes results as JSON for machines. The {@code --json FILE} file is an array of mori4j rows with exactly
- * the keys of issue 2 ({@code msgSize}, {@code batchSize}, {@code totalBytes}, {@code maxBwGBps},
- * {@code avgBwGBps}, {@code minLatUs}, {@code avgLatUs}, {@code p50LatUs}, {@code p99LatUs}); baselines go to
- * a second array in {@code FILE.baselines.json} with the same keys plus {@code series} and {@code note}, and
- * null for figures a baseline cannot report. Keeping them apart means a consumer of the main file never has
- * to filter. Hand-written because the format is nine numbers per row and a JSON library would be the
- * module's largest dependency.
+ * Writes results as JSON for machines, through Jackson. The {@code --json FILE} file is an array of mori4j
+ * rows with exactly the keys of issue 2 ({@code msgSize}, {@code batchSize}, {@code totalBytes},
+ * {@code maxBwGBps}, {@code avgBwGBps}, {@code minLatUs}, {@code avgLatUs}, {@code p50LatUs}, {@code p99LatUs});
+ * baselines go to a second array in {@code FILE.baselines.json} with the same keys plus {@code series} and
+ * {@code note}, and null for figures a baseline cannot report. Keeping them apart means a consumer of the main
+ * file never has to filter. The layout (one object per line, {@code "key": value, ...}, numbers as
+ * {@link Double#toString}) is the one the recorded results in {@code bench/results/} and the scripts reading
+ * them have always had; {@link #read} reads any of these files back (the plot of a recorded run).
  */
 public final class JsonRows {
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  /** {@code [}, each object on a line of its own indented by two spaces, {@code ]}; inside an object {@code "k": v, "k": v}. */
+  private static final ObjectWriter WRITER = MAPPER.writer(new DefaultPrettyPrinter(Separators.createDefaultInstance()
+          .withObjectFieldValueSpacing(Separators.Spacing.AFTER)
+          .withObjectEntrySpacing(Separators.Spacing.AFTER)
+          .withArrayValueSpacing(Separators.Spacing.NONE)
+          .withArrayEmptySeparator("")
+          .withObjectEmptySeparator(""))
+      .withArrayIndenter(new DefaultIndenter("  ", "\n"))
+      .withObjectIndenter(DefaultPrettyPrinter.NopIndenter.instance));
+
   private JsonRows() {}
+
+  /**
+   * One object of a results file as read back: {@code series} and {@code note} for baselines (null in a main
+   * file), {@code backend}/{@code provider}/{@code emulation} for the rows of {@code bench --backend rdma} (null
+   * elsewhere), and the figures ({@code row} null for a baseline that was not measured).
+   */
+  public record Entry(String series, ResultRow row, String note, String backend, String provider, Boolean emulation) {
+    /** As a baseline row (the series named "" when the file had none). */
+    public BaselineRow baseline() {
+      return new BaselineRow(series == null ? "" : series, row, note);
+    }
+  }
 
   /** The main file: mori4j rows only. */
   public static String rowsToJson(List<ResultRow> rows) {
-    StringBuilder sb = new StringBuilder("[");
-    for (int i = 0; i < rows.size(); i++) {
-      sb.append(i == 0 ? "\n  " : ",\n  ");
-      appendRow(sb, rows.get(i), null, null);
-    }
-    return sb.append(rows.isEmpty() ? "]\n" : "\n]\n").toString();
+    ArrayNode array = MAPPER.createArrayNode();
+    for (ResultRow r : rows) array.add(rowNode(r, null, null));
+    return toJson(array);
   }
 
   /**
@@ -35,16 +67,15 @@ public final class JsonRows {
    * {@code bench --backend rdma}, whose rows must not be read without their provider.
    */
   public static String rowsToJson(List<ResultRow> rows, String backend, String provider, boolean emulation) {
-    StringBuilder sb = new StringBuilder("[");
-    for (int i = 0; i < rows.size(); i++) {
-      sb.append(i == 0 ? "\n  " : ",\n  ");
-      appendRow(sb, rows.get(i), null, null);
-      sb.setLength(sb.length() - 1); // reopen the object for the backend's keys
-      sb.append(", \"backend\": ").append(string(backend));
-      sb.append(", \"provider\": ").append(provider == null ? "null" : string(provider));
-      sb.append(", \"emulation\": ").append(emulation).append('}');
+    ArrayNode array = MAPPER.createArrayNode();
+    for (ResultRow r : rows) {
+      ObjectNode o = rowNode(r, null, null);
+      o.put("backend", backend);
+      o.put("provider", provider);
+      o.put("emulation", emulation);
+      array.add(o);
     }
-    return sb.append(rows.isEmpty() ? "]\n" : "\n]\n").toString();
+    return toJson(array);
   }
 
   /** Where the TCP rows of {@code bench --backend rdma --compare-tcp} go ({@code run.json} -> {@code run.tcp.json}). */
@@ -54,13 +85,9 @@ public final class JsonRows {
 
   /** The baselines file. */
   public static String baselinesToJson(List<BaselineRow> rows) {
-    StringBuilder sb = new StringBuilder("[");
-    for (int i = 0; i < rows.size(); i++) {
-      BaselineRow b = rows.get(i);
-      sb.append(i == 0 ? "\n  " : ",\n  ");
-      appendRow(sb, b.row(), b.series(), b.note());
-    }
-    return sb.append(rows.isEmpty() ? "]\n" : "\n]\n").toString();
+    ArrayNode array = MAPPER.createArrayNode();
+    for (BaselineRow b : rows) array.add(rowNode(b.row(), b.series(), b.note()));
+    return toJson(array);
   }
 
   /** Where the baselines of {@code --json FILE} go. */
@@ -85,43 +112,77 @@ public final class JsonRows {
     Files.writeString(file, json, StandardCharsets.UTF_8);
   }
 
-  private static void appendRow(StringBuilder sb, ResultRow r, String series, String note) {
-    sb.append('{');
-    if (series != null) sb.append("\"series\": ").append(string(series)).append(", ");
-    sb.append("\"msgSize\": ").append(r == null || r.msgSize() <= 0 ? "null" : Long.toString(r.msgSize()));
-    sb.append(", \"batchSize\": ").append(r == null || r.batchSize() <= 0 ? "null" : Integer.toString(r.batchSize()));
-    sb.append(", \"totalBytes\": ").append(r == null || r.totalBytes() <= 0 ? "null" : Long.toString(r.totalBytes()));
-    sb.append(", \"maxBwGBps\": ").append(number(r == null ? Double.NaN : r.maxBwGBps()));
-    sb.append(", \"avgBwGBps\": ").append(number(r == null ? Double.NaN : r.avgBwGBps()));
-    sb.append(", \"minLatUs\": ").append(number(r == null ? Double.NaN : r.minLatUs()));
-    sb.append(", \"avgLatUs\": ").append(number(r == null ? Double.NaN : r.avgLatUs()));
-    sb.append(", \"p50LatUs\": ").append(number(r == null ? Double.NaN : r.p50LatUs()));
-    sb.append(", \"p99LatUs\": ").append(number(r == null ? Double.NaN : r.p99LatUs()));
-    if (series != null) sb.append(", \"note\": ").append(string(note));
-    sb.append('}');
-  }
-
-  /** JSON has no NaN or Infinity: those become null. Double.toString is valid JSON for finite values. */
-  static String number(double v) {
-    return Double.isFinite(v) ? Double.toString(v) : "null";
-  }
-
-  static String string(String s) {
-    StringBuilder sb = new StringBuilder("\"");
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      switch (c) {
-        case '"' -> sb.append("\\\"");
-        case '\\' -> sb.append("\\\\");
-        case '\n' -> sb.append("\\n");
-        case '\r' -> sb.append("\\r");
-        case '\t' -> sb.append("\\t");
-        default -> {
-          if (c < 0x20) sb.append(String.format("\\u%04x", (int) c));
-          else sb.append(c);
-        }
-      }
+  /**
+   * The objects of any of the files above, in order. A file that is not such an array fails with an
+   * {@link IllegalArgumentException} naming the file and what was wrong.
+   */
+  public static List<Entry> read(Path file) throws IOException {
+    JsonNode root;
+    try {
+      root = MAPPER.readTree(file.toFile());
+    } catch (com.fasterxml.jackson.core.JacksonException e) {
+      throw new IllegalArgumentException(file + " is not JSON: " + e.getOriginalMessage(), e);
     }
-    return sb.append('"').toString();
+    if (root == null || !root.isArray()) throw new IllegalArgumentException(file + " is not a JSON array of result rows");
+    List<Entry> out = new ArrayList<>();
+    for (JsonNode o : root) {
+      if (!o.isObject()) throw new IllegalArgumentException(file + ": element " + out.size() + " is not an object");
+      if (!o.has("msgSize") || !o.has("avgBwGBps"))
+        throw new IllegalArgumentException(file + ": element " + out.size() + " has no msgSize/avgBwGBps: not a mori4j results file");
+      out.add(new Entry(text(o, "series"), row(o), text(o, "note"), text(o, "backend"), text(o, "provider"),
+          o.hasNonNull("emulation") ? o.get("emulation").asBoolean() : null));
+    }
+    return out;
+  }
+
+  /** The figures of one object; null when every size and figure is null (a baseline that was not measured). */
+  private static ResultRow row(JsonNode o) {
+    ResultRow r = new ResultRow(size(o, "msgSize"), (int) size(o, "batchSize"), size(o, "totalBytes"), figure(o, "maxBwGBps"),
+        figure(o, "avgBwGBps"), figure(o, "minLatUs"), figure(o, "avgLatUs"), figure(o, "p50LatUs"), figure(o, "p99LatUs"));
+    boolean empty = r.msgSize() == 0 && r.batchSize() == 0 && r.totalBytes() == 0 && Double.isNaN(r.maxBwGBps()) && Double.isNaN(r.avgBwGBps())
+        && Double.isNaN(r.minLatUs()) && Double.isNaN(r.avgLatUs()) && Double.isNaN(r.p50LatUs()) && Double.isNaN(r.p99LatUs());
+    return empty ? null : r;
+  }
+
+  private static long size(JsonNode o, String key) {
+    return o.hasNonNull(key) ? o.get(key).asLong() : 0;
+  }
+
+  private static double figure(JsonNode o, String key) {
+    return o.hasNonNull(key) ? o.get(key).asDouble() : Double.NaN;
+  }
+
+  private static String text(JsonNode o, String key) {
+    return o.hasNonNull(key) ? o.get(key).asText() : null;
+  }
+
+  /** Sizes of 0 (not applicable) and figures that are not finite (JSON has no NaN or Infinity) are written as null. */
+  private static ObjectNode rowNode(ResultRow r, String series, String note) {
+    ObjectNode o = MAPPER.createObjectNode();
+    if (series != null) o.put("series", series);
+    o.put("msgSize", r == null || r.msgSize() <= 0 ? null : r.msgSize());
+    o.put("batchSize", r == null || r.batchSize() <= 0 ? null : r.batchSize());
+    o.put("totalBytes", r == null || r.totalBytes() <= 0 ? null : r.totalBytes());
+    o.put("maxBwGBps", number(r == null ? Double.NaN : r.maxBwGBps()));
+    o.put("avgBwGBps", number(r == null ? Double.NaN : r.avgBwGBps()));
+    o.put("minLatUs", number(r == null ? Double.NaN : r.minLatUs()));
+    o.put("avgLatUs", number(r == null ? Double.NaN : r.avgLatUs()));
+    o.put("p50LatUs", number(r == null ? Double.NaN : r.p50LatUs()));
+    o.put("p99LatUs", number(r == null ? Double.NaN : r.p99LatUs()));
+    if (series != null) o.put("note", note);
+    return o;
+  }
+
+  private static Double number(double v) {
+    return Double.isFinite(v) ? v : null;
+  }
+
+  private static String toJson(ArrayNode array) {
+    try {
+      return WRITER.writeValueAsString(array) + "\n";
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      // a tree of numbers and strings always serializes; this would be a Jackson bug
+      throw new UncheckedIOException(e);
+    }
   }
 }

@@ -13,8 +13,8 @@ package org.mori4j.bench;
  * @param avgBwGBps  all iterations: {@code totalBytes * iterations / sum of latencies}
  * @param minLatUs   fastest iteration
  * @param avgLatUs   mean iteration
- * @param p50LatUs   median iteration (nearest rank)
- * @param p99LatUs   99th percentile iteration (nearest rank)
+ * @param p50LatUs   median iteration (nearest rank, at {@link LatencyStats}' histogram precision)
+ * @param p99LatUs   99th percentile iteration (nearest rank, at {@link LatencyStats}' histogram precision)
  */
 public record ResultRow(long msgSize, int batchSize, long totalBytes, double maxBwGBps, double avgBwGBps,
                         double minLatUs, double avgLatUs, double p50LatUs, double p99LatUs) {
