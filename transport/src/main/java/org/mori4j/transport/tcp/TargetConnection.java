@@ -30,6 +30,7 @@ final class TargetConnection extends TcpConnection {
   /** Room for {@code acks}: it is written out early once less than one refusal (header and message) fits. */
   private static final int ACKS_CAPACITY = 16 * 1024;
   private static final byte[] NO_TEXT = new byte[0];
+  private static final ByteBuffer NO_ACKS = ByteBuffer.allocateDirect(0);
 
   private final TcpBackend backend;
   private final int maxEntries;
@@ -39,10 +40,14 @@ final class TargetConnection extends TcpConnection {
   private final ByteBuffer header = direct(REQ_HEADER + ENTRY);
   private boolean inReadable;
   private ByteBuffer entries = direct(ENTRY * 64);
-  private final ByteBuffer scratch = direct(64 * 1024);
+  /** Where a refused WRITE's payload is drained; allocated on the first refusal. */
+  private ByteBuffer scratch;
   private final ByteBuffer resp = direct(RESP_HEADER);
-  /** Responses without data not yet written, in request order (fill mode: position is the end). */
-  private final ByteBuffer acks = direct(ACKS_CAPACITY);
+  /**
+   * Responses without data not yet written, in request order (fill mode: position is the end). Empty until
+   * the first response after the hello, so that a connection that never gets that far costs little memory.
+   */
+  private ByteBuffer acks = NO_ACKS;
   private final ByteBuffer message = direct(MAX_SMALL_PAYLOAD);
   private final BlockCursor cursor = new BlockCursor(new RegionViews());
   private final ByteBuffer[] iov2 = new ByteBuffer[2];
@@ -54,6 +59,19 @@ final class TargetConnection extends TcpConnection {
   private TransportError error;
   private String errorText;
   private boolean closeAfterResponse;
+  /** When the connection was accepted: it must present a valid hello within the connect timeout. */
+  private final long openedNanos = System.nanoTime();
+  private String remote;
+
+  /** A peer broke the protocol: the connection closes, logged (rate-limited) under {@code reason}. */
+  private static final class BadPeer extends IOException {
+    final String reason;
+
+    BadPeer(String reason, String detail) {
+      super(detail);
+      this.reason = reason;
+    }
+  }
 
   TargetConnection(TcpIoLoop loop, SocketChannel channel, TcpBackend backend, int maxEntries) {
     super(loop, channel);
@@ -76,9 +94,10 @@ final class TargetConnection extends TcpConnection {
           case S_HEADER -> {
             // after a request, the next one is usually not there yet: let the selector say when it is rather
             // than try a read that finds nothing (the first read of a call also notices a closed peer)
-            if (!first && header.position() == 0 && !stash.hasRemaining()) return;
+            if (!first && header.position() == 0 && !buffered()) return;
             first = false;
             if (readAhead(header) < 0) {
+              if (header.position() > 0) throw new BadPeer(TRUNCATED, "closed after " + header.position() + " bytes of a request header");
               closeQuietly("initiator closed the connection");
               return;
             }
@@ -86,13 +105,13 @@ final class TargetConnection extends TcpConnection {
             startRequest();
           }
           case S_ENTRIES -> {
-            if (in(entries) < 0) throw new IOException("closed mid-request");
+            if (in(entries) < 0) throw new BadPeer(TRUNCATED, "closed inside a request's block list");
             if (entries.hasRemaining()) return;
             entries.flip();
             checkRequest();
           }
           case S_HELLO -> {
-            if (in(message) < 0) throw new IOException("closed mid-hello");
+            if (in(message) < 0) throw new BadPeer(TRUNCATED, "closed inside its hello");
             if (message.hasRemaining()) return;
             message.flip();
             hello(StandardCharsets.UTF_8.decode(message).toString());
@@ -100,7 +119,7 @@ final class TargetConnection extends TcpConnection {
           case S_PAYLOAD -> {
             int n = cursor.fill(0);
             long r = in(cursor.iov, n);
-            if (r < 0) throw new IOException("closed mid-payload");
+            if (r < 0) throw new BadPeer(TRUNCATED, "closed inside a write's payload");
             if (r > 0) cursor.advance(r);
             if (cursor.remaining() > 0) return;
             cursor.clear();
@@ -110,10 +129,11 @@ final class TargetConnection extends TcpConnection {
             if (!receiveGpu()) return;
           }
           case S_DISCARD -> {
+            if (scratch == null) scratch = direct(64 * 1024);
             scratch.clear();
             if (discardLeft < scratch.capacity()) scratch.limit((int) discardLeft);
             int r = in(scratch);
-            if (r < 0) throw new IOException("closed mid-payload");
+            if (r < 0) throw new BadPeer(TRUNCATED, "closed inside a write's payload");
             discardLeft -= r;
             if (discardLeft > 0) {
               if (r == 0) return;
@@ -124,6 +144,8 @@ final class TargetConnection extends TcpConnection {
           }
         }
       }
+    } catch (BadPeer e) {
+      closeFor(e.reason, e.getMessage());
     } catch (IOException | RuntimeException e) {
       fail(TransportError.TRANSPORT, e.toString());
     } finally {
@@ -150,18 +172,20 @@ final class TargetConnection extends TcpConnection {
     long firstOffset = header.getLong();
     long firstSize = header.getLong();
     header.clear();
-    if (magic != REQ_MAGIC || version != VERSION) throw new IOException("bad request frame (magic/version)");
-    if (entryCount < 1 || entryCount > maxEntries) throw new IOException("entry count " + entryCount + " outside 1.." + maxEntries);
+    if (magic != REQ_MAGIC || version != VERSION)
+      throw new BadPeer(MALFORMED, String.format("magic 0x%08x, version %d", magic, version & 0xff));
+    if (entryCount < 1 || entryCount > maxEntries) throw new BadPeer(MALFORMED, "entry count " + entryCount + " outside 1.." + maxEntries);
     if (type == T_HELLO) {
-      if (peerKey != null || firstSize <= 0 || firstSize > MAX_SMALL_PAYLOAD) throw new IOException("bad hello");
+      if (peerKey != null) throw new BadPeer(MALFORMED, "a second hello");
+      if (firstSize <= 0 || firstSize > MAX_SMALL_PAYLOAD) throw new BadPeer(MALFORMED, "hello key of " + firstSize + " bytes");
       message.clear().limit((int) firstSize);
       stage = S_HELLO;
       return;
     }
-    if (peerKey == null) throw new IOException("request before hello");
-    if (type != T_WRITE && type != T_READ) throw new IOException("unknown request type " + type);
-    if (payloadBytes < 0 || (type == T_READ && payloadBytes == 0)) throw new IOException("bad payload length " + payloadBytes);
-    if ((flags & F_PART) != 0 && entryCount != 2) throw new IOException("a stripe carries 2 entries, not " + entryCount);
+    if (peerKey == null) throw new BadPeer(BEFORE_HELLO, "request type " + type);
+    if (type != T_WRITE && type != T_READ) throw new BadPeer(MALFORMED, "unknown request type " + type);
+    if (payloadBytes < 0 || (type == T_READ && payloadBytes == 0)) throw new BadPeer(MALFORMED, "payload length " + payloadBytes);
+    if ((flags & F_PART) != 0 && entryCount != 2) throw new BadPeer(MALFORMED, "a stripe carries 2 entries, not " + entryCount);
     int rest = entryCount - 1;
     int need = ENTRY * entryCount;
     if (entries.capacity() < need) entries = direct(Math.max(need, entries.capacity() * 2));
@@ -312,6 +336,7 @@ final class TargetConnection extends TcpConnection {
 
   /** Queues the response to the current request, which carries no data, and readies for the next request. */
   private void ack() {
+    if (acks == NO_ACKS) acks = direct(ACKS_CAPACITY);
     byte[] text = error == null ? NO_TEXT : errorBytes();
     WireFormat.appendResponse(acks, type == T_WRITE ? T_WRITE_DONE : T_READ_DATA, error == null ? 0 : error.wire(), seq, text.length);
     acks.put(text);
@@ -345,7 +370,7 @@ final class TargetConnection extends TcpConnection {
       interest(SelectionKey.OP_READ);
       if (stage == S_ACKS) {
         stage = S_HEADER;
-        if (stash.hasRemaining() && !inReadable) onReadable();
+        if (buffered() && !inReadable) onReadable();
       }
     } catch (IOException | RuntimeException e) {
       fail(TransportError.TRANSPORT, e.toString());
@@ -413,7 +438,7 @@ final class TargetConnection extends TcpConnection {
       if (responding != null) responding.clear();
       responding = null;
       if (closeAfterResponse) {
-        closeQuietly("refused hello");
+        closeFor(REFUSED_HELLO, errorText);
         return;
       }
       error = null;
@@ -421,7 +446,7 @@ final class TargetConnection extends TcpConnection {
       stage = S_HEADER;
       interest(SelectionKey.OP_READ);
       // the next request may already sit in the stash, where the selector cannot see it
-      if (stash.hasRemaining() && !inReadable) onReadable();
+      if (buffered() && !inReadable) onReadable();
     } catch (IOException | RuntimeException e) {
       fail(TransportError.TRANSPORT, e.toString());
     }
@@ -455,20 +480,70 @@ final class TargetConnection extends TcpConnection {
     }
   }
 
+  /**
+   * An authenticated initiator idle between requests is not an error (its lanes stay open for later
+   * transfers). A connection without a valid hello after the connect timeout (the initiator's own limit for
+   * its hello exchange) is closed, and so is one that stopped for the peer timeout inside a request or while
+   * a response waits for it to read: neither may hold the target's buffers for ever.
+   */
   @Override
   void checkProgress(long now) {
-    // the target holds no transfers of its own; an idle initiator is not an error
+    if (dead) return;
+    if (peerKey == null) {
+      if (now - openedNanos > backend.helloTimeoutNanos())
+        closeFor(NO_HELLO, "no valid hello within " + backend.helloTimeoutNanos() / 1_000_000 + " ms of connecting");
+      return;
+    }
+    boolean midExchange = stage != S_HEADER || header.position() > 0 || acks.position() > 0;
+    if (midExchange && !gpuWaiting && now - lastProgressNanos > loop.peerTimeoutNanos) {
+      boolean responding = stage == S_RESPOND || stage == S_ACKS || acks.position() > 0;
+      closeFor(STALLED, (responding ? "stopped reading a response" : "stopped inside a request") + " for "
+          + loop.peerTimeoutNanos / 1_000_000 + " ms");
+    }
+  }
+
+  // reasons a connection is closed for cause: the keys of the rate-limited log
+  static final String MALFORMED = "malformed frame";
+  static final String BEFORE_HELLO = "request before hello";
+  static final String REFUSED_HELLO = "refused hello";
+  static final String NO_HELLO = "no hello in time";
+  static final String TRUNCATED = "closed mid-request";
+  static final String STALLED = "no progress for peer-timeout";
+  static final String IO_ERROR = "I/O error";
+
+  private String from() {
+    if (remote == null) {
+      try {
+        remote = String.valueOf(channel.getRemoteAddress());
+      } catch (IOException | RuntimeException e) {
+        remote = "an unknown address";
+      }
+    }
+    return peerKey == null ? remote + " (before hello)" : remote + " (engine '" + peerKey + "')";
+  }
+
+  /** Closes a connection whose peer misbehaved, with one rate-limited WARN per reason. */
+  private void closeFor(String reason, String detail) {
+    if (dead) return;
+    String who = from();
+    closeChannel();
+    cursor.clear();
+    backend.refusals().closed(reason, who, detail);
   }
 
   private void closeQuietly(String why) {
-    log.debug("target connection from {} closed: {}", peerKey, why);
+    log.debug("target connection from {} closed: {}", from(), why);
     closeChannel();
   }
 
   @Override
   void fail(TransportError error, String message) {
     if (dead) return;
-    log.debug("target connection from {} failed: {}", peerKey, message);
+    if (error == TransportError.TRANSPORT) {
+      closeFor(IO_ERROR, message);
+      return;
+    }
+    log.debug("target connection from {} failed: {}", from(), message);
     closeChannel();
     cursor.clear();
   }

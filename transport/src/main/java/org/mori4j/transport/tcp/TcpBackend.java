@@ -55,6 +55,7 @@ public final class TcpBackend implements TransferBackend {
   private volatile BackendListener listener = BackendListener.NONE;
   private volatile boolean closed;
   private final DeviceStaging staging;
+  private final RefusalLog refusals = new RefusalLog(LoggerFactory.getLogger(TargetConnection.class));
 
   /** A backend for host memory only: GPU regions are refused. */
   public TcpBackend(String engineKey, TcpSettings settings) {
@@ -75,6 +76,16 @@ public final class TcpBackend implements TransferBackend {
 
   RegionTable regions() {
     return regions;
+  }
+
+  /** Where target connections closed for cause are logged, rate-limited per reason. */
+  RefusalLog refusals() {
+    return refusals;
+  }
+
+  /** How long an accepted connection may take to present a valid hello: the initiators' own connect timeout. */
+  long helloTimeoutNanos() {
+    return settings.connectTimeout().toNanos();
   }
 
   /** Where the data listener is bound (after {@link #start}). */
@@ -111,7 +122,10 @@ public final class TcpBackend implements TransferBackend {
         SocketChannel accepted = ch;
         loop.execute(() -> {
           try {
-            new TargetConnection(loop, accepted, this, settings.maxBatchEntries()).attach();
+            TargetConnection c = new TargetConnection(loop, accepted, this, settings.maxBatchEntries());
+            // the handshake comes first; the connection reads its hello only once it is done
+            if (settings.tls() != null) c.tls = new TlsChannel(settings.tls().serverEngine(), accepted);
+            c.attach();
           } catch (IOException e) {
             log.warn("cannot register accepted connection", e);
             closeQuietly(accepted);
@@ -151,8 +165,10 @@ public final class TcpBackend implements TransferBackend {
     long token = random.nextLong();
     tokens.put(initiatorKey, token);
     byte[] host = boundAddress.getAddress().getHostAddress().getBytes(StandardCharsets.UTF_8);
-    return ByteBuffer.allocate(2 + host.length + 4 + 8).putShort((short) host.length).put(host)
-        .putInt(boundAddress.getPort()).putLong(token).array();
+    // whether this target speaks TLS, so that an initiator of the other kind refuses at once instead of
+    // failing inside a handshake one of them does not expect
+    return ByteBuffer.allocate(2 + host.length + 4 + 1 + 8).putShort((short) host.length).put(host)
+        .putInt(boundAddress.getPort()).put((byte) (settings.tls() != null ? 1 : 0)).putLong(token).array();
   }
 
   boolean acceptsToken(String initiatorKey, long token) {
@@ -165,6 +181,7 @@ public final class TcpBackend implements TransferBackend {
     if (closed) throw new TransportException(TransportError.BAD_STATE, "TCP backend of " + engineKey + " is closed");
     InetSocketAddress address;
     long token;
+    boolean peerTls;
     try {
       ByteBuffer b = ByteBuffer.wrap(reply);
       int hl = b.getShort() & 0xffff;
@@ -172,19 +189,26 @@ public final class TcpBackend implements TransferBackend {
       byte[] host = new byte[hl];
       b.get(host);
       address = new InetSocketAddress(new String(host, StandardCharsets.UTF_8), b.getInt());
+      peerTls = b.get() != 0;
       token = b.getLong();
     } catch (RuntimeException e) {
       throw new TransportException(TransportError.INVALID_ARGS, "malformed TCP handshake reply from " + peerKey, e);
     }
+    if (peerTls != (settings.tls() != null))
+      throw new TransportException(TransportError.INVALID_ARGS, "engine '" + peerKey + "' runs its TCP data path "
+          + (peerTls ? "with TLS" : "without TLS") + " but engine '" + engineKey + "' " + (peerTls ? "without" : "with")
+          + " (mori4j.tcp.tls): both ends of a data connection must agree");
     TcpPeer peer = new TcpPeer(peerKey, settings.connectionsPerPeer(), listener);
     List<SocketChannel> opened = new ArrayList<>();
     try {
       for (int i = 0; i < peer.lanes.length; i++) {
-        SocketChannel ch = openAndHello(address, token, peerKey);
+        SocketChannel ch = SocketChannel.open();
         opened.add(ch);
+        TlsChannel tls = openAndHello(ch, address, token);
         configure(ch);
         TcpIoLoop loop = pickLoop();
         peer.lanes[i] = new InitiatorConnection(loop, ch, peer, settings.maxBatchEntries());
+        peer.lanes[i].tls = tls;
       }
       for (InitiatorConnection c : peer.lanes) attachOnLoop(c);
     } catch (IOException | RuntimeException e) {
@@ -213,32 +237,56 @@ public final class TcpBackend implements TransferBackend {
     }
   }
 
-  private SocketChannel openAndHello(InetSocketAddress address, long token, String peerKey) throws IOException {
+  /**
+   * Connects {@code ch} and presents the hello; with TLS the handshake comes first and the hello travels inside
+   * it, and the returned channel (null without TLS) goes on with the connection, bytes it already read included.
+   */
+  private TlsChannel openAndHello(SocketChannel ch, InetSocketAddress address, long token) throws IOException {
     int timeoutMs = (int) Math.min(Integer.MAX_VALUE, settings.connectTimeout().toMillis());
-    SocketChannel ch = SocketChannel.open();
-    try {
-      ch.socket().connect(address, timeoutMs);
-      ch.socket().setSoTimeout(timeoutMs);
-      byte[] key = engineKey.getBytes(StandardCharsets.UTF_8);
-      ByteBuffer hello = ByteBuffer.allocate(REQ_HEADER + ENTRY + key.length);
-      WireFormat.putRequest(hello, T_HELLO, 0, 1, 1, 0, token, 0, 0, 0, key.length);
-      hello.putLong(0).putLong(key.length).put(key).flip();
-      while (hello.hasRemaining()) ch.write(hello);
-      byte[] resp = ch.socket().getInputStream().readNBytes(RESP_HEADER);
-      if (resp.length < RESP_HEADER) throw new IOException("peer closed during hello");
-      ByteBuffer r = ByteBuffer.wrap(resp);
-      if (r.getInt(0) != RESP_MAGIC || r.get(5) != T_HELLO_OK) throw new IOException("bad hello response");
-      int status = r.get(6) & 0xff;
-      if (status != 0) {
-        InputStream in = ch.socket().getInputStream();
-        int len = (int) Math.min(MAX_SMALL_PAYLOAD, r.getLong(16));
-        throw new IOException("peer refused hello: " + new String(in.readNBytes(len), StandardCharsets.UTF_8));
-      }
-      ch.socket().setSoTimeout(0);
-      return ch;
-    } catch (IOException | RuntimeException e) {
-      closeQuietly(ch);
-      throw e;
+    ch.socket().connect(address, timeoutMs);
+    byte[] key = engineKey.getBytes(StandardCharsets.UTF_8);
+    ByteBuffer hello = ByteBuffer.allocate(REQ_HEADER + ENTRY + key.length);
+    WireFormat.putRequest(hello, T_HELLO, 0, 1, 1, 0, token, 0, 0, 0, key.length);
+    hello.putLong(0).putLong(key.length).put(key).flip();
+    if (settings.tls() != null) {
+      long deadline = System.nanoTime() + settings.connectTimeout().toNanos();
+      configure(ch);
+      TlsChannel tls = new TlsChannel(settings.tls().clientEngine(address.getHostString(), address.getPort()), ch);
+      tls.handshakeBlocking(deadline);
+      tls.writeFully(hello, deadline);
+      ByteBuffer r = ByteBuffer.allocate(RESP_HEADER);
+      tls.readFully(r, deadline);
+      checkHelloResponse(r, len -> {
+        ByteBuffer m = ByteBuffer.allocate(len);
+        tls.readFully(m, deadline);
+        return m.array();
+      });
+      return tls;
+    }
+    ch.socket().setSoTimeout(timeoutMs);
+    while (hello.hasRemaining()) ch.write(hello);
+    byte[] resp = ch.socket().getInputStream().readNBytes(RESP_HEADER);
+    if (resp.length < RESP_HEADER)
+      throw new IOException(resp.length >= 2 && resp[0] == 0x15 && resp[1] == 0x03
+          ? "the peer answered with a TLS alert and closed (is mori4j.tcp.tls on there and off here?)" : "peer closed during hello");
+    InputStream in = ch.socket().getInputStream();
+    checkHelloResponse(ByteBuffer.wrap(resp), in::readNBytes);
+    ch.socket().setSoTimeout(0);
+    return null;
+  }
+
+  private interface MessageReader {
+    byte[] read(int bytes) throws IOException;
+  }
+
+  private static void checkHelloResponse(ByteBuffer r, MessageReader message) throws IOException {
+    // a TLS record (an alert: 0x15) where a plain response belongs: the target runs TLS and this end does not
+    if (r.get(0) == 0x15 && r.get(1) == 0x03) throw new IOException("the peer answered with TLS (is mori4j.tcp.tls on there and off here?)");
+    if (r.getInt(0) != RESP_MAGIC || r.get(5) != T_HELLO_OK) throw new IOException("bad hello response");
+    int status = r.get(6) & 0xff;
+    if (status != 0) {
+      int len = (int) Math.min(MAX_SMALL_PAYLOAD, r.getLong(16));
+      throw new IOException("peer refused hello: " + new String(message.read(len), StandardCharsets.UTF_8));
     }
   }
 
@@ -273,6 +321,37 @@ public final class TcpBackend implements TransferBackend {
   public boolean canServe(LocalRegion local, boolean remoteGpu) {
     // a remote GPU end is the target's business (it stages on its side); a local one needs our staging
     return !local.gpu() || gpuReady();
+  }
+
+  @Override
+  public org.mori4j.transport.ServeRefusal refusal(LocalRegion local, Object peer, boolean remoteGpu, byte[] remoteData) {
+    if (!(peer instanceof TcpPeer p)) return new org.mori4j.transport.ServeRefusal(org.mori4j.transport.ServeRefusal.Reason.NOT_CONNECTED, "no TCP connection to the peer");
+    if (local.gpu() && !gpuReady())
+      return new org.mori4j.transport.ServeRefusal(org.mori4j.transport.ServeRefusal.Reason.NO_GPU_RUNTIME, "TCP stages GPU memory through host"
+          + " buffers, which needs a GPU runtime: " + (staging == null ? "created without GPU staging" : staging.unavailableReason()));
+    return canServe(local, peer, remoteGpu, remoteData) ? null : org.mori4j.transport.TransferBackend.super.refusal(local, peer, remoteGpu, remoteData);
+  }
+
+  @Override
+  public String describePeer(Object peer) {
+    if (!(peer instanceof TcpPeer p)) return "TCP";
+    String to = "?";
+    for (InitiatorConnection c : p.lanes) {
+      if (c == null) continue;
+      try {
+        to = String.valueOf(c.channel.getRemoteAddress());
+      } catch (java.io.IOException | RuntimeException e) {
+        to = "closed";
+      }
+      break;
+    }
+    return "TCP, " + p.lanes.length + " connection(s) to " + to + (p.alive() ? "" : " (lost: " + p.lostReason() + ")");
+  }
+
+  /** GPU memory on either side passes through pinned host buffers (the target stages its own). */
+  @Override
+  public boolean stages(LocalRegion local, boolean remoteGpu) {
+    return local.gpu() || remoteGpu;
   }
 
   private boolean gpuReady() {
