@@ -43,6 +43,17 @@ public interface TransferBackend extends AutoCloseable {
 
   void deregisterMemory(LocalRegion region);
 
+  /**
+   * Makes {@code view} reachable, a region that lies inside {@code parent} (registered with this backend, same
+   * memory kind and device; a tensor view of an allocation): backends whose registration is costly (pinning
+   * memory with the NIC, asking the driver for an IPC handle) share the parent's, so that registering a view
+   * costs no new device registration, and keep it until both are deregistered. {@code view} is deregistered
+   * like any region. The default registers it as a region of its own.
+   */
+  default byte[] registerView(LocalRegion view, LocalRegion parent) {
+    return registerMemory(view);
+  }
+
   /** Whether this backend can move bytes between a local region and remote memory of the given kind. */
   boolean canServe(LocalRegion local, boolean remoteGpu);
 
@@ -54,6 +65,33 @@ public interface TransferBackend extends AutoCloseable {
    */
   default boolean canServe(LocalRegion local, Object peer, boolean remoteGpu, byte[] remoteData) {
     return canServe(local, remoteGpu);
+  }
+
+  /**
+   * Why this backend cannot serve the pair that {@link #canServe(LocalRegion, Object, boolean, byte[])} is asked
+   * about, or null when it can; for the engine's path explanation, off the data path (it may allocate). Backends
+   * that can say more than "no" override it; their answer must agree with {@code canServe}.
+   */
+  default ServeRefusal refusal(LocalRegion local, Object peer, boolean remoteGpu, byte[] remoteData) {
+    return canServe(local, peer, remoteGpu, remoteData) ? null
+        : new ServeRefusal(ServeRefusal.Reason.OTHER, name() + " cannot move " + (local.gpu() ? "GPU" : "host") + " memory to "
+            + (remoteGpu ? "GPU" : "host") + " memory of this peer");
+  }
+
+  /**
+   * For the engine's path explanation: how this backend reaches {@code peer} (the handle {@link #connect}
+   * returned): its connections or device, in a few words. Off the data path.
+   */
+  default String describePeer(Object peer) {
+    return name();
+  }
+
+  /**
+   * Whether a transfer between {@code local} and remote memory of the given kind passes through host staging
+   * buffers (a copy between device and pinned host memory on either side) rather than moving directly.
+   */
+  default boolean stages(LocalRegion local, boolean remoteGpu) {
+    return false;
   }
 
   /**

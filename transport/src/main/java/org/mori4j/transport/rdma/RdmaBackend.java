@@ -326,6 +326,24 @@ public final class RdmaBackend implements TransferBackend {
     return RdmaMemoryData.encode(rkeys);
   }
 
+  /** A view shares its parent's memory region on every device: no new registration with the NIC. */
+  @Override
+  public byte[] registerView(LocalRegion view, LocalRegion parent) {
+    requireOpen();
+    if (!registered.containsKey(parent.id())) return registerMemory(view);
+    int[] rkeys = new int[devices.size()];
+    int ok = 0;
+    try {
+      for (RdmaDevice d : devices) rkeys[ok++] = d.registerView(view, parent.id());
+    } catch (RuntimeException e) {
+      for (int i = 0; i < ok - 1; i++) devices.get(i).deregister(view.id());
+      throw new TransportException(TransportError.RDMA_OP, "cannot register memory id " + view.id() + " (inside memory id " + parent.id()
+          + ") with the RDMA backend: " + e.getMessage(), e);
+    }
+    registered.put(view.id(), view);
+    return RdmaMemoryData.encode(rkeys);
+  }
+
   @Override
   public void deregisterMemory(LocalRegion region) {
     if (registered.remove(region.id()) == null) return;
@@ -341,6 +359,38 @@ public final class RdmaBackend implements TransferBackend {
   @Override
   public boolean canServe(LocalRegion local, Object peer, boolean remoteGpu, byte[] remoteData) {
     return peer instanceof RdmaPeer && remoteData != null && remoteData.length > 0 && canServe(local, remoteGpu);
+  }
+
+  @Override
+  public org.mori4j.transport.ServeRefusal refusal(LocalRegion local, Object peer, boolean remoteGpu, byte[] remoteData) {
+    if (!(peer instanceof RdmaPeer p)) return new org.mori4j.transport.ServeRefusal(org.mori4j.transport.ServeRefusal.Reason.NOT_CONNECTED, "no RDMA connection to the peer");
+    if (!p.alive()) return new org.mori4j.transport.ServeRefusal(org.mori4j.transport.ServeRefusal.Reason.NOT_CONNECTED,
+        "the RDMA path to engine '" + p.key + "' was lost: " + p.lostReason());
+    if (remoteData == null || remoteData.length == 0)
+      return new org.mori4j.transport.ServeRefusal(org.mori4j.transport.ServeRefusal.Reason.NOT_REGISTERED, "the remote region has no RDMA keys"
+          + " (its engine could not register it with its NIC, or registered it before creating its RDMA backend)");
+    if (!canServe(local, remoteGpu))
+      return new org.mori4j.transport.ServeRefusal(org.mori4j.transport.ServeRefusal.Reason.NOT_REGISTERED, "local memory id " + local.id()
+          + " is not registered with the RDMA devices" + (local.gpu() ? " (the NIC could not register this GPU memory)" : ""));
+    return null;
+  }
+
+  @Override
+  public String describePeer(Object peer) {
+    if (!(peer instanceof RdmaPeer p)) return name();
+    StringBuilder b = new StringBuilder(name()).append(", ");
+    for (int i = 0; i < p.paths.length; i++) {
+      RdmaLane[] lanes = p.paths[i].lanes;
+      b.append(i == 0 ? "" : " + ").append("device ").append(p.paths[i].device.device.name()).append(" port ")
+          .append(p.paths[i].device.port.port()).append(", ").append(lanes == null ? 0 : lanes.length).append(" queue pair(s)");
+    }
+    return b.toString();
+  }
+
+  /** The software provider moves GPU memory through host staging; a NIC reads and writes registered device memory directly. */
+  @Override
+  public boolean stages(LocalRegion local, boolean remoteGpu) {
+    return provider.emulated() && (local.gpu() || remoteGpu);
   }
 
   @Override

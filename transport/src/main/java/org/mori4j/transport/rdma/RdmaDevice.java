@@ -110,6 +110,22 @@ final class RdmaDevice implements AutoCloseable {
     return c.mr.rkey();
   }
 
+  /**
+   * Registers {@code view}, which lies inside the already registered region {@code parentId}, with the parent's
+   * memory region (one more user of it, no new registration with the device); the parent's rkey. When the
+   * parent is not registered here it is registered as a region of its own.
+   */
+  synchronized int registerView(LocalRegion view, long parentId) {
+    Range r = rangeOf.get(parentId);
+    Cached c = r == null ? null : cache.get(r);
+    if (c == null) return register(view);
+    cacheHits++;
+    c.users++;
+    rangeOf.put(view.id(), r);
+    byRegion.put(view.id(), c.mr);
+    return c.mr.rkey();
+  }
+
   /** Drops the registration of region {@code id}; its memory region is closed when no registration uses it. */
   synchronized void deregister(long id) {
     byRegion.remove(id);

@@ -62,14 +62,14 @@ final class RegionAccess {
       }
       String refused = transfers.enablePeer(device, r.localDevice);
       if (refused == null) return r.address;
-      fallBack(op, r, device, refused);
+      fallBack(op, r, device, true, refused);
       return 0;
     }
     IpcMapping m = r.mapping(device);
     if (m == null) {
       String failed = r.openFailure(device);
       if (failed != null) {
-        fallBack(op, r, device, failed);
+        fallBack(op, r, device, false, failed);
         return 0;
       }
       if (!r.hasHandle) {
@@ -82,7 +82,7 @@ final class RegionAccess {
         // the handle is the one its owner confirmed, so this is the pair, not the descriptor: another backend may carry it
         String why = "cannot open the IPC handle of " + r.describe() + " on device " + device + ": " + e.getMessage();
         r.keepOpenFailure(device, why);
-        fallBack(op, r, device, why);
+        fallBack(op, r, device, false, why);
         return 0;
       }
       if (m.size() < r.offsetInAllocation + r.size) {
@@ -105,8 +105,8 @@ final class RegionAccess {
    * that device are routed to another backend (canServe says no), and {@code op} is handed to one now when the
    * engine has one that reaches the peer; otherwise it fails.
    */
-  private void fallBack(TransferOp op, RemoteRegion r, int device, String why) {
-    if (r.peer.markUnusableFrom(device))
+  private void fallBack(TransferOp op, RemoteRegion r, int device, boolean peerAccess, String why) {
+    if (r.peer.markUnusableFrom(device, peerAccess, why))
       log.warn("{}: XGMI cannot reach the memory of engine {} from device {} ({}); transfers between them go through the engine's next backend"
           + " (TCP) from now on", name, r.peer.key, device, why);
     if (!listener.reroute(op, why))

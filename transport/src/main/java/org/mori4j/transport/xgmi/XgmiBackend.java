@@ -1,6 +1,7 @@
 package org.mori4j.transport.xgmi;
 
 import org.mori4j.transport.RegionConfirmer;
+import org.mori4j.transport.ServeRefusal;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -47,6 +48,8 @@ public final class XgmiBackend implements TransferBackend {
   private final ConcurrentHashMap<String, XgmiPeer> peers = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Integer> notes = new ConcurrentHashMap<>();
   private final InboundNotifications inbound = new InboundNotifications();
+  /** What each registered GPU region advertises, so that a view of it is registered without driver calls. */
+  private final ConcurrentHashMap<Long, XgmiMemoryData> exports = new ConcurrentHashMap<>();
   private volatile GpuRuntime gpu;
   private volatile XgmiWorker worker;
   private long[] devicePci = new long[0];
@@ -206,13 +209,31 @@ public final class XgmiBackend implements TransferBackend {
           region.id(), engineKey, e.getMessage());
     }
     int device = region.deviceId();
-    return new XgmiMemoryData(device, device < devicePci.length ? devicePci[device] : -1, region.address() - info.rangeStart(),
-        info.rangeSize(), handle).encode();
+    XgmiMemoryData data = new XgmiMemoryData(device, device < devicePci.length ? devicePci[device] : -1, region.address() - info.rangeStart(),
+        info.rangeSize(), handle);
+    exports.put(region.id(), data);
+    return data.encode();
+  }
+
+  /**
+   * A view of a registered GPU region lies in the same allocation: its data is the parent's with the offset
+   * moved, without asking the driver for the allocation or its IPC handle again.
+   */
+  @Override
+  public byte[] registerView(LocalRegion view, LocalRegion parent) {
+    XgmiMemoryData p = exports.get(parent.id());
+    if (!view.gpu() || p == null || view.deviceId() != parent.deviceId()) return registerMemory(view);
+    long offset = p.offsetInAllocation() + (view.address() - parent.address());
+    if (offset < 0 || offset + view.size() > p.allocationSize()) return registerMemory(view);
+    XgmiMemoryData data = new XgmiMemoryData(p.device(), p.pciLocation(), offset, p.allocationSize(), p.ipcHandle());
+    exports.put(view.id(), data);
+    return data.encode();
   }
 
   @Override
   public void deregisterMemory(LocalRegion region) {
     // importers are told by the engine (revoke), which waits for them before deregistration returns
+    exports.remove(region.id());
   }
 
   @Override
@@ -254,6 +275,45 @@ public final class XgmiBackend implements TransferBackend {
       return false;
     }
     return true;
+  }
+
+  /** The same decisions as {@link #canServe(LocalRegion, Object, boolean, byte[])}, with their reasons (and without its log lines). */
+  @Override
+  public ServeRefusal refusal(LocalRegion local, Object peer, boolean remoteGpu, byte[] remoteData) {
+    if (!local.gpu() || !remoteGpu)
+      return new ServeRefusal(ServeRefusal.Reason.MEMORY_KIND, "XGMI moves GPU memory only (local " + (local.gpu() ? "GPU" : "host")
+          + ", remote " + (remoteGpu ? "GPU" : "host") + " memory)");
+    if (worker == null || closed) return new ServeRefusal(ServeRefusal.Reason.CLOSED, "the XGMI backend is " + (closed ? "closed" : "not started"));
+    if (!(peer instanceof XgmiPeer p)) return new ServeRefusal(ServeRefusal.Reason.NOT_CONNECTED, "no XGMI connection to the peer");
+    if (!p.alive()) return new ServeRefusal(ServeRefusal.Reason.NOT_CONNECTED, "the XGMI path to engine '" + p.key + "' was lost: " + p.lostReason());
+    String bad = XgmiMemoryData.check(remoteData);
+    if (bad != null) return new ServeRefusal(ServeRefusal.Reason.NOT_REGISTERED, "the remote GPU memory has no usable XGMI data: " + bad
+        + " (registered before its engine had an XGMI backend?)");
+    int localDevice = local.deviceId();
+    if (p.unusableFrom(localDevice)) {
+      ServeRefusal why = p.unusableWhy(localDevice);
+      return why != null ? why : new ServeRefusal(ServeRefusal.Reason.OTHER, "XGMI found it cannot reach engine '" + p.key + "' from device " + localDevice);
+    }
+    int remoteDevice;
+    if (p.sameProcess) {
+      remoteDevice = XgmiMemoryData.device(remoteData);
+    } else {
+      if (!XgmiMemoryData.hasHandle(remoteData))
+        return new ServeRefusal(ServeRefusal.Reason.IPC_HANDLE_NOT_OPENED, "the remote GPU memory has no IPC handle (its driver cannot export"
+            + " the allocation to other processes)");
+      remoteDevice = localOrdinal(XgmiMemoryData.pciLocation(remoteData));
+      if (remoteDevice < 0) return null;
+    }
+    if (remoteDevice == localDevice) return null;
+    if (remoteDevice >= peerAccess.length || localDevice >= peerAccess.length || !peerAccess[localDevice][remoteDevice])
+      return new ServeRefusal(ServeRefusal.Reason.PEER_ACCESS_REFUSED, "device " + localDevice + " has no peer access to device " + remoteDevice);
+    return null;
+  }
+
+  @Override
+  public String describePeer(Object peer) {
+    if (!(peer instanceof XgmiPeer p)) return "XGMI";
+    return "XGMI peer copies to engine '" + p.key + "' (" + (p.sameProcess ? "same process: direct device pointers" : "another process of this host: IPC handles") + ")";
   }
 
   private int localOrdinal(long pci) {

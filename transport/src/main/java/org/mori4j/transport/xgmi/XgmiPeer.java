@@ -14,6 +14,8 @@ final class XgmiPeer {
   private volatile String lostReason;
   /** Local devices (bit per ordinal) from which XGMI found it cannot reach this peer's memory; read by canServe on any thread. */
   private volatile long unusableFrom;
+  /** Why, per device in {@link #unusableFrom}; written before the bit, read by the path explanation. */
+  private final java.util.concurrent.ConcurrentHashMap<Integer, org.mori4j.transport.ServeRefusal> unusableWhy = new java.util.concurrent.ConcurrentHashMap<>();
   /** Remote regions by id (worker thread only). */
   final HashMap<Long, RemoteRegion> regions = new HashMap<>();
   /** The region of the last lookup: a session or a benchmark hits it every time, without boxing the id. */
@@ -45,11 +47,21 @@ final class XgmiPeer {
     return device >= 0 && device < 64 && (unusableFrom & (1L << device)) != 0;
   }
 
-  /** Records that XGMI cannot reach this peer from local {@code device}; true the first time (worker thread). */
-  boolean markUnusableFrom(int device) {
+  /**
+   * Records that XGMI cannot reach this peer from local {@code device}, because peer access was refused
+   * ({@code peerAccess}) or the remote memory's IPC handle did not open, and why; true the first time (worker thread).
+   */
+  boolean markUnusableFrom(int device, boolean peerAccess, String why) {
     if (device < 0 || device >= 64 || unusableFrom(device)) return false;
+    unusableWhy.put(device, new org.mori4j.transport.ServeRefusal(peerAccess ? org.mori4j.transport.ServeRefusal.Reason.PEER_ACCESS_REFUSED
+        : org.mori4j.transport.ServeRefusal.Reason.IPC_HANDLE_NOT_OPENED, why));
     unusableFrom |= 1L << device;
     return true;
+  }
+
+  /** Why XGMI cannot reach this peer from {@code device}, or null (any thread). */
+  org.mori4j.transport.ServeRefusal unusableWhy(int device) {
+    return unusableWhy.get(device);
   }
 
   boolean alive() {
