@@ -1,0 +1,102 @@
+package org.mori4j.io.kv;
+
+import java.io.NotSerializableException;
+import java.nio.ByteBuffer;
+import org.apache.pekko.actor.ExtendedActorSystem;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorRefResolver;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.serialization.SerializerWithStringManifest;
+import org.mori4j.io.internal.DescriptorCodec;
+
+/**
+ * Binary serializer of {@link KvProtocol}'s network messages, in the descriptors' length-checked format; a
+ * malformed frame is refused whole.
+ */
+public final class KvMessageSerializer extends SerializerWithStringManifest {
+  private static final String LANDED = "KL", ABORTED = "KA", DESCRIBE = "KD", DESCRIPTION = "Kd";
+  private final ExtendedActorSystem system;
+  private volatile ActorRefResolver resolver;
+
+  public KvMessageSerializer(ExtendedActorSystem system) {
+    this.system = system;
+  }
+
+  @Override
+  public int identifier() {
+    return 4243;
+  }
+
+  private ActorRefResolver resolver() {
+    ActorRefResolver r = resolver;
+    if (r == null) resolver = r = ActorRefResolver.get(Adapter.toTyped(system));
+    return r;
+  }
+
+  @Override
+  public String manifest(Object o) {
+    return switch (o) {
+      case KvProtocol.LayersLanded l -> LANDED;
+      case KvProtocol.RequestAborted a -> ABORTED;
+      case KvProtocol.Describe d -> DESCRIBE;
+      case KvProtocol.Description d -> DESCRIPTION;
+      default -> throw new IllegalArgumentException("cannot serialize " + o.getClass().getName());
+    };
+  }
+
+  @Override
+  public byte[] toBinary(Object o) {
+    DescriptorCodec.Writer w = new DescriptorCodec.Writer();
+    switch (o) {
+      case KvProtocol.LayersLanded l -> w.string(l.cacheName()).string(l.requestId()).i32(l.fromLayer()).i32(l.toLayer()).string(l.fromEngine());
+      case KvProtocol.RequestAborted a -> w.string(a.cacheName()).string(a.requestId()).string(a.fromEngine()).string(a.reason());
+      case KvProtocol.Describe d -> w.string(d.cacheName()).string(resolver().toSerializationFormat(d.replyTo()));
+      case KvProtocol.Description d -> {
+        w.string(d.cacheName()).i32(d.desc().length);
+        for (byte b : d.desc()) w.i8(b);
+      }
+      default -> throw new IllegalArgumentException("cannot serialize " + o.getClass().getName());
+    }
+    return w.toBytes();
+  }
+
+  @Override
+  public Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
+    try {
+      if (bytes.length > DescriptorCodec.MAX_DESCRIPTOR_BYTES + 8192) throw new IllegalArgumentException("message too long");
+      ByteBuffer in = ByteBuffer.wrap(bytes);
+      Object out = switch (manifest) {
+        case LANDED -> {
+          String cache = DescriptorCodec.readString(in, "cacheName"), req = DescriptorCodec.readString(in, "requestId");
+          DescriptorCodec.need(in, 8, "layers");
+          int from = in.getInt(), to = in.getInt();
+          yield new KvProtocol.LayersLanded(cache, req, from, to, DescriptorCodec.readString(in, "fromEngine"));
+        }
+        case ABORTED -> new KvProtocol.RequestAborted(DescriptorCodec.readString(in, "cacheName"), DescriptorCodec.readString(in, "requestId"),
+            DescriptorCodec.readString(in, "fromEngine"), DescriptorCodec.readString(in, "reason"));
+        case DESCRIBE -> {
+          String cache = DescriptorCodec.readString(in, "cacheName");
+          String path = DescriptorCodec.readString(in, "replyTo");
+          if (!path.startsWith("pekko")) throw new IllegalArgumentException("not an actor address: " + path);
+          ActorRef<KvProtocol.Description> ref = resolver().resolveActorRef(path);
+          yield new KvProtocol.Describe(cache, ref);
+        }
+        case DESCRIPTION -> {
+          String cache = DescriptorCodec.readString(in, "cacheName");
+          DescriptorCodec.need(in, 4, "length");
+          int n = in.getInt();
+          if (n < 0 || n > DescriptorCodec.MAX_DESCRIPTOR_BYTES) throw new IllegalArgumentException("description of " + n + " bytes");
+          DescriptorCodec.need(in, n, "desc");
+          byte[] d = new byte[n];
+          in.get(d);
+          yield new KvProtocol.Description(cache, d);
+        }
+        default -> throw new NotSerializableException("unknown manifest '" + manifest + "'");
+      };
+      DescriptorCodec.expectEnd(in, manifest);
+      return out;
+    } catch (IllegalArgumentException | java.nio.BufferUnderflowException e) {
+      throw new NotSerializableException("malformed " + manifest + " message: " + e.getMessage());
+    }
+  }
+}

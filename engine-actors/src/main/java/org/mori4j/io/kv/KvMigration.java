@@ -1,0 +1,231 @@
+package org.mori4j.io.kv;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.mori4j.io.MemoryDesc;
+import org.mori4j.io.StatusCode;
+import org.mori4j.io.TransferStatus;
+
+/**
+ * One request's blocks on their way between two caches: pushed (written by the source's engine), pulled (read by
+ * the destination's engine), or streamed layer by layer with {@link #sendLayers}. It completes once every layer
+ * has landed, or with the first failure, whose code it keeps ({@code ERR_PEER_LOST} when the peer is lost) and
+ * whose message names the request. Bad input (block ids, layouts, layer ranges) is refused before a byte moves:
+ * the handle is then already failed with {@code ERR_INVALID_ARGS}.
+ *
+ * <p>{@link #cancel()} refuses layers not yet sent and completes the handle as cancelled at once; transfers
+ * already issued are not stopped (the engine has no per-transfer cancel yet) and land, but the receiver is told
+ * that the request was aborted instead of "landed".
+ */
+public final class KvMigration {
+  /** How the bytes move. */
+  public enum Mode { PUSH, PULL, STREAM }
+
+  /** The outcome of one {@link #sendLayers} call: {@code code} is SUCCESS once those layers landed. */
+  public record Chunk(int fromLayer, int toLayer, StatusCode code, String message) {}
+
+  private final String requestId;
+  private final Mode mode;
+  private final KvCache local;
+  private final KvCacheDesc remote;
+  private final int[] srcBlocks;
+  private final int[] dstBlocks;
+  private final ActorRef<KvProtocol.Command> remoteEndpoint;
+  private final CompletableFuture<KvMigration> done = new CompletableFuture<>();
+  private final BitSet sent = new BitSet();
+  private final AtomicInteger layersLanded = new AtomicInteger();
+  private final List<TransferStatus> inFlight = new ArrayList<>();
+  private volatile StatusCode code = StatusCode.IN_PROGRESS;
+  private volatile String message = "";
+  private long bytes;
+  private int transfers;
+  private int blockSlots;
+
+  KvMigration(String requestId, Mode mode, KvCache local, KvCacheDesc remote, int[] srcBlocks, int[] dstBlocks,
+              ActorRef<KvProtocol.Command> remoteEndpoint) {
+    this.requestId = requestId;
+    this.mode = mode;
+    this.local = local;
+    this.remote = remote;
+    this.srcBlocks = srcBlocks;
+    this.dstBlocks = dstBlocks;
+    this.remoteEndpoint = remoteEndpoint;
+  }
+
+  static KvMigration refused(String requestId, Mode mode, String why) {
+    KvMigration m = new KvMigration(requestId, mode, null, null, null, null, null);
+    m.finish(StatusCode.ERR_INVALID_ARGS, "request '" + requestId + "': " + why);
+    return m;
+  }
+
+  public String requestId() { return requestId; }
+
+  public Mode mode() { return mode; }
+
+  public StatusCode code() { return code; }
+
+  /** Empty on success; otherwise what went wrong, naming the request. */
+  public String message() { return message; }
+
+  public boolean inProgress() { return code == StatusCode.IN_PROGRESS; }
+
+  public boolean succeeded() { return code == StatusCode.SUCCESS; }
+
+  public boolean failed() { return !inProgress() && !succeeded(); }
+
+  /** Bytes issued so far. */
+  public synchronized long bytes() { return bytes; }
+
+  /** Transfer entries issued so far, after coalescing. */
+  public synchronized int transfers() { return transfers; }
+
+  /** (layer, tensor, block) slots issued so far: what a per-block loop would have issued. */
+  public synchronized int blockSlots() { return blockSlots; }
+
+  /** Completed with this handle when the migration is done (also on failure or cancellation). */
+  public CompletionStage<KvMigration> completion() { return done; }
+
+  /** Waits at most {@code timeout}; false if still in progress. */
+  public boolean await(Duration timeout) {
+    try {
+      done.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      return true;
+    } catch (java.util.concurrent.TimeoutException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (java.util.concurrent.ExecutionException e) {
+      return true;
+    }
+  }
+
+  /**
+   * Streams layers {@code [fromLayer, toLayer)} now (a {@link Mode#STREAM} migration only; any order, each layer
+   * once). The stage completes when they landed on the receiver's side, or at once when refused.
+   */
+  public CompletionStage<Chunk> sendLayers(int fromLayer, int toLayer) {
+    if (mode != Mode.STREAM) return refusedChunk(fromLayer, toLayer, StatusCode.ERR_BAD_STATE, "sendLayers needs a stream; this migration is " + mode);
+    int layers = local.layout().layers();
+    if (fromLayer < 0 || toLayer > layers || fromLayer >= toLayer)
+      return refusedChunk(fromLayer, toLayer, StatusCode.ERR_INVALID_ARGS, "layer range [" + fromLayer + ", " + toLayer + ") is empty or outside [0, " + layers + ")");
+    synchronized (this) {
+      if (!inProgress()) return refusedChunk(fromLayer, toLayer, StatusCode.ERR_BAD_STATE, "the migration already ended: " + code + " " + message);
+      int again = sent.nextSetBit(fromLayer);
+      if (again >= 0 && again < toLayer) return refusedChunk(fromLayer, toLayer, StatusCode.ERR_INVALID_ARGS, "layer " + again + " was already sent");
+      sent.set(fromLayer, toLayer);
+    }
+    return issue(fromLayer, toLayer);
+  }
+
+  /**
+   * Cancels: layers not yet sent are refused from now on and the handle completes as cancelled
+   * ({@code ERR_BAD_STATE}); transfers already issued still land (see the class comment). False if it had ended.
+   */
+  public boolean cancel() {
+    if (!finish(StatusCode.ERR_BAD_STATE, "request '" + requestId + "' cancelled")) return false;
+    tellAborted("cancelled by the sender");
+    return true;
+  }
+
+  /** Issues the transfers of layers {@code [from, to)} as one call with one batch per buffer pair. */
+  CompletionStage<Chunk> issue(int from, int to) {
+    KvTransferPlan plan;
+    boolean pull = mode == Mode.PULL;
+    try {
+      plan = pull ? KvTransferPlan.build(remote.layout(), srcBlocks, local.layout(), dstBlocks, from, to)
+          : KvTransferPlan.build(local.layout(), srcBlocks, remote.layout(), dstBlocks, from, to);
+    } catch (IllegalArgumentException e) {
+      fail(StatusCode.ERR_INVALID_ARGS, e.getMessage());
+      return refusedChunk(from, to, StatusCode.ERR_INVALID_ARGS, e.getMessage());
+    }
+    List<KvTransferPlan.Batch> batches = plan.batches();
+    int n = batches.size();
+    List<MemoryDesc> locals = new ArrayList<>(n), remotes = new ArrayList<>(n);
+    List<long[]> lo = new ArrayList<>(n), ro = new ArrayList<>(n), sizes = new ArrayList<>(n);
+    long[] uids = new long[n];
+    for (int i = 0; i < n; i++) {
+      KvTransferPlan.Batch b = batches.get(i);
+      locals.add(local.bufferDesc(pull ? b.dstBuffer() : b.srcBuffer()));
+      remotes.add(remote.buffers().get(pull ? b.srcBuffer() : b.dstBuffer()));
+      lo.add(pull ? b.dstOffsets() : b.srcOffsets());
+      ro.add(pull ? b.srcOffsets() : b.dstOffsets());
+      sizes.add(b.sizes());
+      uids[i] = local.engine().allocateTransferUid();
+    }
+    synchronized (this) {
+      bytes += plan.bytes();
+      transfers += plan.transfers();
+      blockSlots += plan.blockSlots();
+    }
+    List<TransferStatus> st = pull ? local.engine().batchRead(locals, lo, remotes, ro, sizes, uids)
+        : local.engine().batchWrite(locals, lo, remotes, ro, sizes, uids);
+    synchronized (this) {
+      inFlight.addAll(st);
+    }
+    CompletableFuture<Chunk> chunk = new CompletableFuture<>();
+    AtomicInteger left = new AtomicInteger(n);
+    for (TransferStatus s : st) {
+      s.completion().whenComplete((x, err) -> {
+        synchronized (this) {
+          inFlight.remove(s);
+        }
+        if (s.failed() || err != null) {
+          StatusCode c = err != null ? StatusCode.ERR_BAD_STATE : s.code();
+          String why = "request '" + requestId + "': layers [" + from + ", " + to + ") " + (pull ? "from" : "to") + " cache '" + remote.name()
+              + "' of engine '" + remote.engineKey() + "': " + (err != null ? err.toString() : s.message());
+          if (fail(c, why)) tellAborted(why);
+          chunk.complete(new Chunk(from, to, c, why));
+        } else if (left.decrementAndGet() == 0 && !chunk.isDone()) {
+          landed(from, to);
+          chunk.complete(new Chunk(from, to, StatusCode.SUCCESS, ""));
+        }
+      });
+    }
+    return chunk;
+  }
+
+  /** The data of layers [from, to) is in the destination: say so there, then count them. */
+  private void landed(int from, int to) {
+    if (!inProgress()) return;
+    if (mode == Mode.PULL) local.landings().landed(requestId, from, to, remote.engineKey());
+    else remoteEndpoint.tell(new KvProtocol.LayersLanded(remote.name(), requestId, from, to, local.engine().key()));
+    if (layersLanded.addAndGet(to - from) == local.layout().layers()) finish(StatusCode.SUCCESS, "");
+  }
+
+  private void tellAborted(String why) {
+    if (mode == Mode.PULL) local.landings().aborted(requestId, remote.engineKey(), why);
+    else remoteEndpoint.tell(new KvProtocol.RequestAborted(remote.name(), requestId, local.engine().key(), why));
+  }
+
+  private boolean fail(StatusCode c, String why) {
+    return finish(c, why);
+  }
+
+  boolean finish(StatusCode c, String msg) {
+    synchronized (this) {
+      if (code != StatusCode.IN_PROGRESS) return false;
+      message = msg;
+      code = c;
+    }
+    if (local != null) local.ended(this);
+    done.complete(this);
+    return true;
+  }
+
+  private static CompletionStage<Chunk> refusedChunk(int from, int to, StatusCode c, String why) {
+    return CompletableFuture.completedFuture(new Chunk(from, to, c, why));
+  }
+
+  @Override
+  public String toString() {
+    return "KvMigration[" + requestId + ", " + mode + ", " + code + (message.isEmpty() ? "" : ": " + message) + "]";
+  }
+}

@@ -1,0 +1,33 @@
+package org.mori4j.io.kv;
+
+import org.apache.pekko.actor.typed.ActorRef;
+
+/**
+ * Messages the KV endpoints of two engines exchange over the engines' control plane (Pekko remoting): "these
+ * layers of this request landed in your cache" after the data, "this request ended without its data", and a
+ * request for a cache's descriptor by name. Serialized by {@link KvMessageSerializer}, never by Java serialization.
+ */
+public final class KvProtocol {
+  private KvProtocol() {}
+
+  /** What a KV endpoint handles. */
+  public sealed interface Command permits LayersLanded, RequestAborted, Describe, Stop {}
+
+  /** Layers {@code [fromLayer, toLayer)} of {@code requestId} landed in cache {@code cacheName} of the receiving engine. */
+  public record LayersLanded(String cacheName, String requestId, int fromLayer, int toLayer, String fromEngine) implements Command, Wire {}
+
+  /** {@code requestId} into {@code cacheName} ended without (all of) its data: {@code reason}. */
+  public record RequestAborted(String cacheName, String requestId, String fromEngine, String reason) implements Command, Wire {}
+
+  /** Asks for the descriptor of the cache published as {@code cacheName} on the receiving engine. */
+  public record Describe(String cacheName, ActorRef<Description> replyTo) implements Command, Wire {}
+
+  /** The answer to {@link Describe}: the descriptor's bytes, or an empty array when no such cache is open there. */
+  public record Description(String cacheName, byte[] desc) implements Wire {}
+
+  /** Local only: the engine's last cache closed; the endpoint stops. */
+  record Stop() implements Command {}
+
+  /** Marker of the messages that cross the network; bound to {@link KvMessageSerializer} in {@code reference.conf}. */
+  public interface Wire {}
+}

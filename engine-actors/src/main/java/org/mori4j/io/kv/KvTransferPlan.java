@@ -1,0 +1,154 @@
+package org.mori4j.io.kv;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The transfers that move blocks {@code srcBlocks[i] -> dstBlocks[i]} of layers {@code [fromLayer, toLayer)} between
+ * two caches: one batch per (source buffer, destination buffer) pair, whose entries are runs of slots contiguous on
+ * both sides joined into one (so a request whose blocks are consecutive on both sides becomes a handful of large
+ * copies, and a scattered one stays one batch: one kernel launch on XGMI, one request on TCP). Everything is checked
+ * before any transfer exists: layouts that cannot exchange blocks, block ids out of range, a destination block
+ * named twice and an empty or out-of-range layer range throw {@link IllegalArgumentException} naming the value.
+ */
+public final class KvTransferPlan {
+  /** One batch: {@code count} entries of {@code sizes[j]} bytes at {@code srcOffsets[j]} / {@code dstOffsets[j]}. */
+  public record Batch(int srcBuffer, int dstBuffer, long[] srcOffsets, long[] dstOffsets, long[] sizes, long bytes) {
+    public int count() {
+      return sizes.length;
+    }
+  }
+
+  private final List<Batch> batches;
+  private final long bytes;
+  private final int transfers;
+  private final int blockSlots;
+
+  private KvTransferPlan(List<Batch> batches, int blockSlots) {
+    this.batches = List.copyOf(batches);
+    long b = 0;
+    int t = 0;
+    for (Batch x : batches) {
+      b += x.bytes;
+      t += x.count();
+    }
+    this.bytes = b;
+    this.transfers = t;
+    this.blockSlots = blockSlots;
+  }
+
+  /** The batches, one per buffer pair, in layer order. */
+  public List<Batch> batches() {
+    return batches;
+  }
+
+  /** Bytes moved. */
+  public long bytes() {
+    return bytes;
+  }
+
+  /** Entries over every batch after coalescing. */
+  public int transfers() {
+    return transfers;
+  }
+
+  /** (layer, tensor, block) slots moved: the entries a per-block loop would issue. */
+  public int blockSlots() {
+    return blockSlots;
+  }
+
+  /** Builds the plan; see the class comment for what is refused. */
+  public static KvTransferPlan build(KvCacheLayout src, int[] srcBlocks, KvCacheLayout dst, int[] dstBlocks, int fromLayer, int toLayer) {
+    if (src == null || dst == null) throw new IllegalArgumentException("layouts must not be null");
+    String mismatch = src.mismatch(dst);
+    if (mismatch != null) throw new IllegalArgumentException("layouts do not match: " + mismatch);
+    checkBlocks(src, srcBlocks, dst, dstBlocks);
+    if (fromLayer < 0 || toLayer > src.layers() || fromLayer >= toLayer)
+      throw new IllegalArgumentException("layer range [" + fromLayer + ", " + toLayer + ") is empty or outside [0, " + src.layers() + ")");
+    int n = srcBlocks.length;
+    // sorted by source block: a request listed in any order still finds its runs
+    Integer[] order = new Integer[n];
+    for (int i = 0; i < n; i++) order[i] = i;
+    Arrays.sort(order, (a, b) -> Integer.compare(srcBlocks[a], srcBlocks[b]));
+    int[] sb = new int[n], db = new int[n];
+    for (int i = 0; i < n; i++) {
+      sb[i] = srcBlocks[order[i]];
+      db[i] = dstBlocks[order[i]];
+    }
+    Map<Long, Builder> byPair = new LinkedHashMap<>();
+    int tensors = src.tensorsPerLayer();
+    // block-major sources keep a block's layers together; everything else walks layer by layer
+    boolean blockOuter = src.layersPerBuffer() > 1 && src.blockStride() > src.layerStride();
+    if (blockOuter) {
+      for (int i = 0; i < n; i++)
+        for (int l = fromLayer; l < toLayer; l++)
+          for (int t = 0; t < tensors; t++) add(byPair, src, dst, l, t, sb[i], db[i]);
+    } else {
+      for (int l = fromLayer; l < toLayer; l++)
+        for (int t = 0; t < tensors; t++)
+          for (int i = 0; i < n; i++) add(byPair, src, dst, l, t, sb[i], db[i]);
+    }
+    List<Batch> out = new ArrayList<>(byPair.size());
+    for (Builder b : byPair.values()) out.add(b.finish());
+    return new KvTransferPlan(out, n * (toLayer - fromLayer) * tensors);
+  }
+
+  private static void add(Map<Long, Builder> byPair, KvCacheLayout src, KvCacheLayout dst, int l, int t, int s, int d) {
+    int sBuf = src.bufferOf(l), dBuf = dst.bufferOf(l);
+    Builder b = byPair.computeIfAbsent(((long) sBuf << 32) | dBuf, k -> new Builder(sBuf, dBuf));
+    b.add(src.offset(l, t, s), dst.offset(l, t, d), src.blockBytes());
+  }
+
+  static void checkBlocks(KvCacheLayout src, int[] srcBlocks, KvCacheLayout dst, int[] dstBlocks) {
+    if (srcBlocks == null || dstBlocks == null) throw new IllegalArgumentException("srcBlocks and dstBlocks must not be null");
+    if (srcBlocks.length != dstBlocks.length)
+      throw new IllegalArgumentException("srcBlocks (" + srcBlocks.length + ") and dstBlocks (" + dstBlocks.length + ") must have the same length");
+    if (srcBlocks.length == 0) throw new IllegalArgumentException("no blocks to move");
+    boolean[] seen = new boolean[dst.blocks()];
+    for (int i = 0; i < srcBlocks.length; i++) {
+      if (srcBlocks[i] < 0 || srcBlocks[i] >= src.blocks())
+        throw new IllegalArgumentException("srcBlocks[" + i + "] = " + srcBlocks[i] + " is outside the source's blocks [0, " + src.blocks() + ")");
+      int d = dstBlocks[i];
+      if (d < 0 || d >= dst.blocks())
+        throw new IllegalArgumentException("dstBlocks[" + i + "] = " + d + " is outside the destination's blocks [0, " + dst.blocks() + ")");
+      if (seen[d]) throw new IllegalArgumentException("dstBlocks[" + i + "] = " + d + " appears twice: two blocks would land on one");
+      seen[d] = true;
+    }
+  }
+
+  private static final class Builder {
+    final int srcBuffer, dstBuffer;
+    long[] so = new long[16], dof = new long[16], sz = new long[16];
+    int n;
+    long bytes;
+
+    Builder(int srcBuffer, int dstBuffer) {
+      this.srcBuffer = srcBuffer;
+      this.dstBuffer = dstBuffer;
+    }
+
+    void add(long s, long d, long size) {
+      bytes += size;
+      if (n > 0 && so[n - 1] + sz[n - 1] == s && dof[n - 1] + sz[n - 1] == d) {
+        sz[n - 1] += size;
+        return;
+      }
+      if (n == so.length) {
+        so = Arrays.copyOf(so, n * 2);
+        dof = Arrays.copyOf(dof, n * 2);
+        sz = Arrays.copyOf(sz, n * 2);
+      }
+      so[n] = s;
+      dof[n] = d;
+      sz[n] = size;
+      n++;
+    }
+
+    Batch finish() {
+      return new Batch(srcBuffer, dstBuffer, Arrays.copyOf(so, n), Arrays.copyOf(dof, n), Arrays.copyOf(sz, n), bytes);
+    }
+  }
+}

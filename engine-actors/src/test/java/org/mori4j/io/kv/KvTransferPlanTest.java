@@ -1,0 +1,159 @@
+package org.mori4j.io.kv;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** The block-list to transfer conversion against a per-block reference, and the layout checks. */
+class KvTransferPlanTest {
+
+  @Test
+  void coalescedPlanMovesExactlyWhatThePerBlockReferenceMoves() {
+    SplittableRandom rnd = new SplittableRandom(0x6b76L);
+    int cases = 600;
+    for (int c = 0; c < cases; c++) {
+      int layers = 1 + rnd.nextInt(6);
+      int tensors = 1 + rnd.nextInt(2);
+      long blockBytes = 1 + rnd.nextInt(24);
+      KvCacheLayout src = randomLayout(rnd, layers, tensors, 1 + rnd.nextInt(20), blockBytes);
+      KvCacheLayout dst = randomLayout(rnd, layers, tensors, 1 + rnd.nextInt(20), blockBytes);
+      int n = 1 + rnd.nextInt(Math.min(src.blocks(), dst.blocks()));
+      int[] sb = pick(rnd, src.blocks(), n);
+      int[] db = pick(rnd, dst.blocks(), n);
+      int from = rnd.nextInt(layers);
+      int to = from + 1 + rnd.nextInt(layers - from);
+      String what = "case " + c + ": " + src + " -> " + dst + " blocks " + java.util.Arrays.toString(sb) + " -> "
+          + java.util.Arrays.toString(db) + " layers [" + from + ", " + to + ")";
+
+      byte[][] srcBufs = buffers(src, rnd, false);
+      byte[][] viaPlan = buffers(dst, rnd, true);
+      byte[][] reference = new byte[viaPlan.length][];
+      for (int i = 0; i < viaPlan.length; i++) reference[i] = viaPlan[i].clone();
+
+      KvTransferPlan plan = KvTransferPlan.build(src, sb, dst, db, from, to);
+      Set<Long> pairs = new HashSet<>();
+      for (KvTransferPlan.Batch b : plan.batches()) {
+        assertTrue(pairs.add(((long) b.srcBuffer() << 32) | b.dstBuffer()), "one batch per buffer pair: " + what);
+        for (int j = 0; j < b.count(); j++)
+          System.arraycopy(srcBufs[b.srcBuffer()], (int) b.srcOffsets()[j], viaPlan[b.dstBuffer()], (int) b.dstOffsets()[j], (int) b.sizes()[j]);
+      }
+      for (int l = from; l < to; l++)
+        for (int t = 0; t < tensors; t++)
+          for (int i = 0; i < n; i++)
+            System.arraycopy(srcBufs[src.bufferOf(l)], (int) src.offset(l, t, sb[i]), reference[dst.bufferOf(l)],
+                (int) dst.offset(l, t, db[i]), (int) blockBytes);
+      for (int i = 0; i < reference.length; i++) assertArrayEquals(reference[i], viaPlan[i], "buffer " + i + ", " + what);
+      assertEquals((long) n * (to - from) * tensors * blockBytes, plan.bytes(), what);
+      assertEquals(n * (to - from) * tensors, plan.blockSlots(), what);
+      assertTrue(plan.transfers() <= plan.blockSlots(), what);
+    }
+  }
+
+  @Test
+  void consecutiveBlocksOnBothSidesBecomeOneEntryPerTensor() {
+    KvCacheLayout a = KvCacheLayout.perLayer(4, 2, 64, 1024);
+    KvCacheLayout b = KvCacheLayout.perLayer(4, 2, 128, 1024);
+    int[] sb = {10, 11, 12, 13, 20, 21};
+    int[] db = {50, 51, 52, 53, 54, 55};
+    KvTransferPlan p = KvTransferPlan.build(a, sb, b, db, 0, 4);
+    assertEquals(4, p.batches().size());
+    // two runs on the source ({10..13}, {20, 21}) break the destination's one run in two
+    assertEquals(4 * 2 * 2, p.transfers());
+    assertEquals(4 * 2 * 6, p.blockSlots());
+    // whole cache, same blocks, one buffer: a single copy
+    KvCacheLayout s = KvCacheLayout.singleBuffer(4, 2, 8, 64);
+    int[] all = {0, 1, 2, 3, 4, 5, 6, 7};
+    KvTransferPlan whole = KvTransferPlan.build(s, all, s, all, 0, 4);
+    assertEquals(1, whole.transfers());
+    assertEquals(s.bufferBytes(), whole.bytes());
+  }
+
+  @Test
+  void blockIdsOutOfRangeAndMismatchedLayoutsAreRefused() {
+    KvCacheLayout a = KvCacheLayout.perLayer(4, 2, 16, 256);
+    String m = assertThrows(IllegalArgumentException.class, () -> KvTransferPlan.build(a, new int[] {1, 16}, a, new int[] {0, 1}, 0, 4)).getMessage();
+    assertTrue(m.contains("srcBlocks[1] = 16"), m);
+    m = assertThrows(IllegalArgumentException.class, () -> KvTransferPlan.build(a, new int[] {1}, a, new int[] {-1}, 0, 4)).getMessage();
+    assertTrue(m.contains("dstBlocks[0] = -1"), m);
+    m = assertThrows(IllegalArgumentException.class, () -> KvTransferPlan.build(a, new int[] {1, 2}, a, new int[] {3, 3}, 0, 4)).getMessage();
+    assertTrue(m.contains("dstBlocks[1] = 3 appears twice"), m);
+    m = assertThrows(IllegalArgumentException.class, () -> KvTransferPlan.build(a, new int[] {1}, a, new int[] {1, 2}, 0, 4)).getMessage();
+    assertTrue(m.contains("same length"), m);
+    m = assertThrows(IllegalArgumentException.class, () -> KvTransferPlan.build(a, new int[] {1}, KvCacheLayout.perLayer(4, 2, 16, 512), new int[] {1}, 0, 4)).getMessage();
+    assertTrue(m.contains("block bytes 256 vs 512"), m);
+    m = assertThrows(IllegalArgumentException.class, () -> KvTransferPlan.build(a, new int[] {1}, KvCacheLayout.perLayer(3, 2, 16, 256), new int[] {1}, 0, 3)).getMessage();
+    assertTrue(m.contains("layer count 4 vs 3"), m);
+    m = assertThrows(IllegalArgumentException.class, () -> KvTransferPlan.build(a, new int[] {1}, a, new int[] {1}, 2, 2)).getMessage();
+    assertTrue(m.contains("layer range [2, 2)"), m);
+  }
+
+  @Test
+  void layoutsThatOverlapOrAreMalformedAreRefused() {
+    String m = assertThrows(IllegalArgumentException.class, () -> new KvCacheLayout(2, 2, 8, 64, 1, 0, 64 * 4, 32)).getMessage();
+    assertTrue(m.contains("blockStride 32"), m);
+    m = assertThrows(IllegalArgumentException.class, () -> new KvCacheLayout(2, 2, 8, 64, 1, 0, 64 * 7, 64)).getMessage();
+    assertTrue(m.contains("tensorStride 448"), m);
+    m = assertThrows(IllegalArgumentException.class, () -> new KvCacheLayout(4, 2, 8, 64, 4, 1000, 512, 64)).getMessage();
+    assertTrue(m.contains("layerStride 1000"), m);
+    m = assertThrows(IllegalArgumentException.class, () -> new KvCacheLayout(4, 2, 8, 64, 3, 1024, 512, 64)).getMessage();
+    assertTrue(m.contains("layersPerBuffer must divide layers (4): 3"), m);
+    m = assertThrows(IllegalArgumentException.class, () -> KvCacheLayout.perLayer(0, 2, 8, 64)).getMessage();
+    assertTrue(m.contains("layers must be at least 1: 0"), m);
+    m = assertThrows(IllegalArgumentException.class, () -> KvCacheLayout.perLayer(2, 2, 8, 0)).getMessage();
+    assertTrue(m.contains("blockBytes must be positive: 0"), m);
+    // padded strides are fine, and the buffer size follows them
+    KvCacheLayout padded = new KvCacheLayout(2, 2, 8, 64, 2, 4096, 1024, 100);
+    assertEquals(4096 + 1024 + 7 * 100 + 64, padded.bufferBytes());
+    KvCacheLayout v = KvCacheLayout.perLayer(80, 2, 1000, 16 * 8 * 128 * 2);
+    assertEquals(KvCacheLayout.fromBytes(v.toBytes()), v);
+    assertThrows(IllegalArgumentException.class, () -> KvCacheLayout.fromBytes(new byte[] {1, 2, 3}));
+  }
+
+  private static KvCacheLayout randomLayout(SplittableRandom rnd, int layers, int tensors, int blocks, long bb) {
+    switch (rnd.nextInt(4)) {
+      case 0: return KvCacheLayout.perLayer(layers, tensors, blocks, bb);
+      case 1: return KvCacheLayout.singleBuffer(layers, tensors, blocks, bb);
+      case 2: return KvCacheLayout.blockMajor(layers, tensors, blocks, bb);
+      default: {
+        // padded layer-major with a random number of layers per buffer
+        List<Integer> divisors = new ArrayList<>();
+        for (int d = 1; d <= layers; d++) if (layers % d == 0) divisors.add(d);
+        int lpb = divisors.get(rnd.nextInt(divisors.size()));
+        long blockStride = bb + rnd.nextInt(3);
+        long tensorStride = blockStride * (blocks - 1) + bb + rnd.nextInt(5);
+        long layerStride = tensorStride * (tensors - 1) + blockStride * (blocks - 1) + bb + rnd.nextInt(7);
+        return new KvCacheLayout(layers, tensors, blocks, bb, lpb, layerStride, tensorStride, blockStride);
+      }
+    }
+  }
+
+  /** {@code n} distinct ids: either a shuffled free list or a few consecutive runs. */
+  private static int[] pick(SplittableRandom rnd, int blocks, int n) {
+    List<Integer> ids = new ArrayList<>();
+    for (int i = 0; i < blocks; i++) ids.add(i);
+    int[] out = new int[n];
+    if (rnd.nextBoolean()) {
+      Collections.shuffle(ids, new java.util.Random(rnd.nextLong()));
+      for (int i = 0; i < n; i++) out[i] = ids.get(i);
+    } else {
+      int start = rnd.nextInt(blocks - n + 1);
+      for (int i = 0; i < n; i++) out[i] = start + i;
+    }
+    return out;
+  }
+
+  private static byte[][] buffers(KvCacheLayout l, SplittableRandom rnd, boolean canary) {
+    byte[][] b = new byte[l.buffers()][(int) l.bufferBytes() + 3];
+    for (byte[] x : b) for (int i = 0; i < x.length; i++) x[i] = canary ? (byte) (0xA5 ^ i) : (byte) rnd.nextInt();
+    return b;
+  }
+}
