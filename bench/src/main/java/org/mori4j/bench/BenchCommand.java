@@ -88,6 +88,10 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--json", paramLabel = "FILE", description = "Also write the rows as JSON to FILE and the baselines to FILE.baselines.json.")
   Path json;
 
+  @Option(names = "--plot", paramLabel = "FILE.svg", description = "Also draw bandwidth and latency by size, the rows beside the "
+      + "baselines of this run, as an SVG for a browser.")
+  Path plot;
+
   @Option(names = "--baselines", negatable = true, defaultValue = "true", fallbackValue = "true",
       description = "Measure the NIO, iperf3 and ucx_perftest baselines in the same run (default: on).")
   boolean baselines;
@@ -160,6 +164,7 @@ public final class BenchCommand implements Callable<Integer> {
     if (iperfSeconds < 1 || iperfSeconds > 60) throw usage("--iperf-seconds must be in 1..60: " + iperfSeconds);
     if (peerNio != null && peer == null) throw usage("--peer-nio needs --peer");
     if (peer != null) PeerAddress.parse(peer, this::usage);
+    BenchPlot.check(plot, this::usage);
     try {
       tcp.config();
     } catch (IllegalArgumentException e) {
@@ -204,12 +209,12 @@ public final class BenchCommand implements Callable<Integer> {
     if (rdmaProvider != null) {
       return RdmaBench.run(new RdmaBench.Settings(plan, sweep, rdmaProvider, rdma.config(this::usage), rdma.asArgs(), tcp.config(), tcp.asArgs(),
           compareTcp == null || compareTcp, localMem, gpuDevice, targetMem, targetDevice(), peer, peerNio, host, json, baselines, pingpongIters,
-          iperfSeconds), gpu, System.out);
+          iperfSeconds, plot), gpu, System.out);
     }
     if (xgmi) {
       return XgmiBench.run(new XgmiBench.Settings(plan, sweep.op, sweep.batchTransfer, sweep.session, sweep.iters, sweep.warmupIters,
           sweep.warmupNanos(), sweep.maxBuffer, sweep.reversedBlocks(), xgmiSingleProcess, gpuDevice, targetDevice(), host, json,
-          baselines), gpu, System.out);
+          baselines, plot), gpu, System.out);
     }
     PrintStream out = System.out;
     TargetProcess target = null;
@@ -288,6 +293,11 @@ public final class BenchCommand implements Callable<Integer> {
           also.add(JsonRows.baselinesPath(json));
         }
         System.err.println("wrote " + json + (also.isEmpty() ? "" : " and " + also.stream().map(Path::toString).reduce((a, b) -> a + ", " + b).orElse("")));
+      }
+      if (plot != null) {
+        String where = gpuRun ? "mori4j " + run.localWhere() + "<->" + run.remoteWhere() : "mori4j";
+        new BenchPlot().measured(where, rows).measured("mori4j cpu<->cpu", run.cpuRows()).baselines(base)
+            .write(plot, title(run.localWhere(), run.remoteWhere()), gpu != null && gpuRun ? gpu.name() + " " + gpu.version() : null);
       }
       return 0;
     } catch (EngineBenchmark.IntegrityException | EngineBenchmark.TransferFailedException e) {

@@ -55,6 +55,9 @@ public final class ClusterBenchCommand implements Callable<Integer> {
   @Option(names = "--json", paramLabel = "FILE", description = "Also write the rows as JSON to FILE.")
   Path json;
 
+  @Option(names = "--plot", paramLabel = "FILE.svg", description = "Also draw the rows' bandwidth and latency by size as an SVG.")
+  Path plot;
+
   @Mixin
   TcpOptions tcp = new TcpOptions();
 
@@ -63,6 +66,7 @@ public final class ClusterBenchCommand implements Callable<Integer> {
     if (peerEngine != null && !joinsACluster())
       throw usage("--peer-engine needs --seed or MORI4J_SEED_NODES (without seeds, cluster-bench spawns its own peer)");
     if (peerEngine != null && peerEngine.isBlank()) throw usage("--peer-engine must not be blank");
+    BenchPlot.check(plot, this::usage);
     try {
       tcp.config();
     } catch (IllegalArgumentException e) {
@@ -129,6 +133,7 @@ public final class ClusterBenchCommand implements Callable<Integer> {
         JsonRows.write(json, JsonRows.rowsToJson(rows));
         System.err.println("wrote " + json);
       }
+      if (plot != null) new BenchPlot().measured("mori4j (cluster peer)", rows).write(plot, sweep.title("cpu memory, peer found through the cluster"), null);
       return 0;
     } catch (EngineBenchmark.IntegrityException | EngineBenchmark.TransferFailedException e) {
       System.err.println("mori4j cluster-bench: " + e.getMessage());

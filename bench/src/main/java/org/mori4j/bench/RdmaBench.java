@@ -39,7 +39,7 @@ final class RdmaBench {
   record Settings(SweepPlan plan, SweepOptions sweep, RdmaFlags.Provider provider, RdmaBackendConfig rdma, List<String> rdmaArgs,
                   TcpBackendConfig tcp, List<String> tcpArgs, boolean compareTcp, String localMem, int gpuDevice, String targetMem,
                   int targetDevice, String peer, Integer peerNio, String host, Path json, boolean baselines, int pingpongIters,
-                  int iperfSeconds) {}
+                  int iperfSeconds, Path plot) {}
 
   /** One initiator engine's view of the target: its buffers and the benchmark that moves them. */
   private record Side(EngineBenchmark bench, String remoteWhere) {}
@@ -185,6 +185,10 @@ final class RdmaBench {
           also.add(JsonRows.baselinesPath(s.json()));
         }
         System.err.println("wrote " + s.json() + (also.isEmpty() ? "" : " and " + String.join(", ", also.stream().map(Path::toString).toList())));
+      }
+      if (s.plot() != null) {
+        new BenchPlot().measured(provider.label(), rdmaRows).measured("tcp", tcpRows).baselines(base)
+            .write(s.plot(), title, gpu != null ? gpu.name() + " " + gpu.version() : null);
       }
       return 0;
     } catch (EngineBenchmark.IntegrityException | EngineBenchmark.TransferFailedException e) {

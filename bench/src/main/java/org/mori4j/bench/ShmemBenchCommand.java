@@ -81,6 +81,9 @@ public final class ShmemBenchCommand implements Callable<Integer> {
   @Option(names = "--json", paramLabel = "FILE", description = "Also write every row (series, figures, note) as JSON to FILE.")
   Path json;
 
+  @Option(names = "--plot", paramLabel = "FILE.svg", description = "Also draw every row's bandwidth and latency by size as an SVG.")
+  Path plot;
+
   // ---- set by the parent for a PE process
   @Option(names = "--pe-ranks", hidden = true, split = ",") List<Integer> peRanks;
   @Option(names = "--pe-device", hidden = true) int peDevice;
@@ -103,6 +106,7 @@ public final class ShmemBenchCommand implements Callable<Integer> {
     if (minSize > maxSize) throw new ParameterException(spec.commandLine(), "--min-size " + minSize + " is above --max-size " + maxSize);
     if (minSize % type.bytes() != 0) throw new ParameterException(spec.commandLine(), "--min-size " + minSize + " is not a whole number of " + type + " elements");
     if (maxSize > (1L << 30)) throw new ParameterException(spec.commandLine(), "--max-size " + maxSize + " is above 1 GiB");
+    BenchPlot.check(plot, m -> new ParameterException(spec.commandLine(), m));
     List<Long> sizes = allReduceSizes(minSize, maxSize);
     List<Long> puts = putSizes(maxSize);
     if (peRanks != null) return runPes(type, sizes, puts);
@@ -143,6 +147,7 @@ public final class ShmemBenchCommand implements Callable<Integer> {
         "--iters", Integer.toString(iters), "--warmup-iters", Integer.toString(warmupIters), "--rtt-rounds", Integer.toString(rttRounds),
         "--rtt-launches", Integer.toString(rttLaunches), "--machine", label, "--pe-np", Integer.toString(n), nccl ? "--nccl" : "--no-nccl"));
     if (json != null) common.addAll(List.of("--json", json.toAbsolutePath().toString()));
+    if (plot != null) common.addAll(List.of("--plot", plot.toAbsolutePath().toString()));
     // one JVM per GPU in use, hosting the PEs of that GPU; the JVM of GPU 0 holds PE 0
     int jvms = Math.min(n, gpus);
     List<Process> processes = new ArrayList<>();
@@ -242,7 +247,7 @@ public final class ShmemBenchCommand implements Callable<Integer> {
     try (var threads = java.util.concurrent.Executors.newFixedThreadPool(peRanks.size(), Thread.ofPlatform().name("pe-", 0).factory())) {
       for (int rank : peRanks) {
         ShmemBenchPe.Settings settings = new ShmemBenchPe.Settings(rank, n, peDevice, shmemId, ncclId, missing, type, sizes, puts, iters, warmupIters,
-            rttRounds, rttLaunches, heapSize(maxSize, n), json, machine);
+            rttRounds, rttLaunches, heapSize(maxSize, n), json, machine, plot);
         results.add(threads.submit(() -> ShmemBenchPe.run(settings, out)));
       }
       int exit = 0;

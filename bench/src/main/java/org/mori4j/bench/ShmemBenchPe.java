@@ -48,7 +48,7 @@ final class ShmemBenchPe {
   /** What the parent passes to each PE. */
   record Settings(int rank, int nPes, int device, byte[] shmemId, NcclUniqueId ncclId, String ncclMissing, ShmemDataType type,
                   List<Long> allReduceSizes, List<Long> putSizes, int iters, int warmupIters, int rttRounds, int rttLaunches, long heapSize,
-                  Path json, String machine) {}
+                  Path json, String machine, Path plot) {}
 
   private final Settings s;
   private final Shmem shmem;
@@ -345,6 +345,16 @@ final class ShmemBenchPe {
     if (s.json() != null) {
       JsonRows.write(s.json(), JsonRows.baselinesToJson(rows));
       System.err.println("wrote " + s.json());
+    }
+    if (s.plot() != null) {
+      // the shmem rows are mori4j's own, NCCL and the raw copies the references beside them
+      BenchPlot plot = new BenchPlot();
+      List<BaselineRow> ours = rows.stream().filter(b -> b.series().startsWith("shmem ")).toList();
+      for (String series : ours.stream().map(BaselineRow::series).distinct().toList()) {
+        plot.measured(series, ours.stream().filter(b -> b.series().equals(series) && b.row() != null).map(BaselineRow::row).toList());
+      }
+      plot.baselines(rows.stream().filter(b -> !b.series().startsWith("shmem ")).toList())
+          .write(s.plot(), "mori4j shmem-bench (PE 0's timings), " + s.type() + " all-reduce, put and round trip", s.machine() + ", " + gpu.version());
     }
   }
 

@@ -33,7 +33,7 @@ final class XgmiBench {
   /** What {@code bench} passes on: the sweep and the XGMI flags. */
   record Settings(SweepPlan plan, EngineBenchmark.Op op, boolean batchTransfer, boolean session, int iters, int warmupIters,
                   long warmupNanos, long maxBuffer, boolean reversedBlocks, boolean singleProcess, int device, int targetDevice, String host, Path json,
-                  boolean baselines) {}
+                  boolean baselines, Path plot) {}
 
   static int run(Settings s, GpuRuntime gpu, PrintStream out) throws Exception {
     String op = s.op().name().toLowerCase(Locale.ROOT);
@@ -45,6 +45,7 @@ final class XgmiBench {
             : ", peer access GPU" + s.device() + "->GPU" + s.targetDevice() + ": " + gpu.canAccessPeer(s.device(), s.targetDevice()));
     out.flush();
     List<ResultRow> rows;
+    String title;
     TargetProcess target = null;
     IoEngine targetEngine = null;
     BenchMemory targetBuffer = null;
@@ -93,7 +94,7 @@ final class XgmiBench {
           progress.finish();
         }
       }
-      String title = String.format(Locale.ROOT, "mori4j %s over xgmi, GPU%d <-> target GPU%d memory, %s (batch-transfer %s, session %s%s)", op,
+      title = String.format(Locale.ROOT, "mori4j %s over xgmi, GPU%d <-> target GPU%d memory, %s (batch-transfer %s, session %s%s)", op,
           s.device(), s.targetDevice(), s.singleProcess() ? "same process" : "two processes", s.batchTransfer() ? "on" : "off", s.session() ? "on" : "off",
           s.reversedBlocks() ? ", blocks reversed" : "");
       out.print(ResultTable.render(title, rows));
@@ -123,6 +124,10 @@ final class XgmiBench {
       JsonRows.write(s.json(), JsonRows.rowsToJson(rows));
       if (s.baselines()) JsonRows.write(JsonRows.baselinesPath(s.json()), JsonRows.baselinesToJson(base));
       System.err.println("wrote " + s.json() + (s.baselines() ? " and " + JsonRows.baselinesPath(s.json()) : ""));
+    }
+    if (s.plot() != null) {
+      new BenchPlot().measured("mori4j xgmi GPU" + s.device() + "->GPU" + s.targetDevice(), rows).baselines(base)
+          .write(s.plot(), title, gpu.name() + " " + gpu.version() + ", GPU" + s.device() + " " + gpu.deviceName(s.device()));
     }
     return 0;
   }

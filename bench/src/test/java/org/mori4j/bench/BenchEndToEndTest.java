@@ -23,11 +23,14 @@ class BenchEndToEndTest {
   @Test
   void spawnedTargetWritesAndReadsWithEveryCallStyle(@TempDir Path dir) throws Exception {
     Path json = dir.resolve("w.json");
+    Path svg = dir.resolve("w.svg");
     assertEquals(0, bench("bench", "--iters", "5", "--warmup-iters", "1", "--warmup-ms", "0", "--no-baselines", "--buffer-size", "64K",
-        "--transfer-batch-size", "4", "--all-batch", "--json", json.toString()));
+        "--transfer-batch-size", "4", "--all-batch", "--json", json.toString(), "--plot", svg.toString()));
     String w = Files.readString(json);
     assertEquals(3, w.split("\"msgSize\"").length - 1, w); // batches 1, 2, 4
     assertTrue(w.contains("\"batchSize\": 4"), w);
+    // --plot: one series per batch size, well formed
+    assertEquals(List.of("mori4j x 1", "mori4j x 2", "mori4j x 4"), List.copyOf(SvgDocument.parse(svg).series().keySet()));
     assertEquals(0, bench("bench", "--iters", "5", "--warmup-iters", "1", "--warmup-ms", "0", "--no-baselines", "--op-type", "read",
         "--enable-sess", "--enable-batch-transfer", "--buffer-size", "1M", "--transfer-batch-size", "3"));
   }
