@@ -202,6 +202,31 @@ public final class IoEngine implements AutoCloseable {
     this.<Done>askStatus(r -> new IoEngineProtocol.DeregisterMemory(desc, r));
   }
 
+  /**
+   * Registers many regions with one round trip to the engine, which asks each backend once for all of them;
+   * returns their descriptors in order. All or none: a region the engine refuses fails the call with a message
+   * naming its index, and nothing is registered. A region inside one already registered (same kind and
+   * device) is served by the range cache, as with the single-region calls.
+   */
+  public List<MemoryDesc> registerMemory(List<MemoryRegistration> regions) {
+    if (regions == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "regions must not be null");
+    return askStatus(r -> new IoEngineProtocol.RegisterMemories(new java.util.ArrayList<>(regions), r));
+  }
+
+  /** Deregisters many regions with one round trip; all or none, as {@link #registerMemory(List)}. */
+  public void deregisterMemory(List<MemoryDesc> descs) {
+    if (descs == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "descs must not be null");
+    this.<Done>askStatus(r -> new IoEngineProtocol.DeregisterMemories(new java.util.ArrayList<>(descs), r));
+  }
+
+  /**
+   * What registration has cost this engine: regions, time per region, range-cache hits, backend registrations
+   * (live counters, readable from any thread; a metrics registry can bind them).
+   */
+  public RegistrationStats registrationStats() {
+    return path.registrationStats();
+  }
+
   /** Makes this engine answer {@link #lookupMemory} from other engines for {@code name}. */
   public void publishMemory(String name, MemoryDesc desc) {
     this.<Done>askStatus(r -> new IoEngineProtocol.PublishMemory(name, desc, r));
@@ -237,6 +262,16 @@ public final class IoEngine implements AutoCloseable {
     } catch (RuntimeException e) {
       throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "cannot resolve control address '" + path + "': " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * What a transfer between {@code local} and {@code remote} would use now, and why: the backend chosen, the
+   * others with their reasons, staging or direct, the connection or device (see {@link PathExplanation}). Reads
+   * the engine's current routes without a round trip. Throws {@link IoEngineException} for descriptors a
+   * transfer would refuse (not registered, another engine's, a lost engine), with the code the transfer would fail with.
+   */
+  public PathExplanation explain(MemoryDesc local, MemoryDesc remote) {
+    return path.explainer().explain(local, remote);
   }
 
   public long allocateTransferUid() {

@@ -30,8 +30,8 @@ public final class IoEngineProtocol {
 
   /** Every command an engine actor accepts. */
   public sealed interface Command permits CreateBackend, RemoveBackend, RegisterRemoteEngine, DeregisterRemoteEngine,
-      MarkPeerLost, RegisterMemory, DeregisterMemory, Read, Write, BatchRead, BatchWrite, PopInboundTransferStatus, GetEngineDesc,
-      PublishMemory, UnpublishMemory, CheckMemory, LookupMemory, AllocateTransferUid, Internal {}
+      MarkPeerLost, RegisterMemory, RegisterMemories, DeregisterMemory, DeregisterMemories, Read, Write, BatchRead, BatchWrite, PopInboundTransferStatus, GetEngineDesc,
+      PublishMemory, UnpublishMemory, CheckMemory, ExplainPath, LookupMemory, AllocateTransferUid, Internal {}
 
   /**
    * The engine's own messages (results of its asynchronous steps, messages between engines). Applications
@@ -63,7 +63,17 @@ public final class IoEngineProtocol {
   public record RegisterMemory(MemorySegment memory, MemoryLocationType location, int deviceId,
                                ActorRef<StatusReply<MemoryDesc>> replyTo) implements Command {}
 
+  /**
+   * Registers many regions with one round trip (each backend is asked once for all of them); the reply holds
+   * one descriptor per region, in order, or the first refusal naming its index, in which case none is registered.
+   */
+  public record RegisterMemories(List<MemoryRegistration> regions, ActorRef<StatusReply<List<MemoryDesc>>> replyTo)
+      implements Command {}
+
   public record DeregisterMemory(MemoryDesc desc, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  /** Deregisters many regions with one round trip; a descriptor that is not registered fails the call and deregisters none. */
+  public record DeregisterMemories(List<MemoryDesc> descs, ActorRef<StatusReply<Done>> replyTo) implements Command {}
 
   /** Reads {@code size} bytes of {@code remoteSrc} into {@code localDst}; the reply comes when it is done. */
   public record Read(MemoryDesc localDst, long localOffset, MemoryDesc remoteSrc, long remoteOffset, long size,
@@ -87,6 +97,12 @@ public final class IoEngineProtocol {
 
   /** Asks for the engine's descriptor; may come from another process. */
   public record GetEngineDesc(ActorRef<EngineDesc> replyTo) implements Command, ControlMessage {}
+
+  /**
+   * Asks what a transfer between {@code local} (registered here) and {@code remote} (of a registered engine)
+   * would use and why (see {@link PathExplanation}); an error for descriptors a transfer would refuse.
+   */
+  public record ExplainPath(MemoryDesc local, MemoryDesc remote, ActorRef<StatusReply<PathExplanation>> replyTo) implements Command {}
 
   /** Makes this engine answer {@link LookupMemory} for {@code name} with {@code desc}. */
   public record PublishMemory(String name, MemoryDesc desc, ActorRef<StatusReply<Done>> replyTo) implements Command {}

@@ -27,11 +27,19 @@ import org.mori4j.transport.TransportException;
  * of its backend. Transfers do not pass through it.
  */
 public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
-  public sealed interface Command permits Start, Register, Deregister, Connect, HandshakeDone, AcceptHandshake, Disconnect, Stop {}
+  public sealed interface Command permits Start, Register, RegisterAll, Deregister, Connect, HandshakeDone, AcceptHandshake, Disconnect, Stop {}
 
   public record Start(ActorRef<StatusReply<Done>> replyTo) implements Command {}
 
   public record Register(LocalRegion region, ActorRef<StatusReply<byte[]>> replyTo) implements Command {}
+
+  /**
+   * Registers {@code regions} in order, {@code parents[i]} (null: none) being a registered region that
+   * contains region {@code i} (then {@link TransferBackend#registerView} is used); the reply holds one
+   * descriptor blob per region, or the first failure, after the regions registered by this call were dropped.
+   */
+  public record RegisterAll(java.util.List<LocalRegion> regions, LocalRegion[] parents,
+                            ActorRef<StatusReply<java.util.List<byte[]>>> replyTo) implements Command {}
 
   public record Deregister(LocalRegion region) implements Command {}
 
@@ -78,6 +86,7 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
     return newReceiveBuilder()
         .onMessage(Start.class, this::start)
         .onMessage(Register.class, this::register)
+        .onMessage(RegisterAll.class, this::registerAll)
         .onMessage(Deregister.class, m -> {
           backend.deregisterMemory(m.region());
           return this;
@@ -134,6 +143,24 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
     } catch (RuntimeException e) {
       m.replyTo().tell(StatusReply.error(e));
     }
+    return this;
+  }
+
+  private Behavior<Command> registerAll(RegisterAll m) {
+    java.util.List<byte[]> blobs = new java.util.ArrayList<>(m.regions().size());
+    for (int i = 0; i < m.regions().size(); i++) {
+      LocalRegion r = m.regions().get(i);
+      LocalRegion parent = m.parents()[i];
+      try {
+        blobs.add(parent == null ? backend.registerMemory(r) : backend.registerView(r, parent));
+      } catch (RuntimeException e) {
+        for (int j = 0; j < i; j++) backend.deregisterMemory(m.regions().get(j));
+        m.replyTo().tell(StatusReply.error(new TransportException(e instanceof TransportException te ? te.error() : TransportError.BAD_STATE,
+            (m.regions().size() > 1 ? "region " + i + " (" + r + "): " : "") + e.getMessage())));
+        return this;
+      }
+    }
+    m.replyTo().tell(StatusReply.success(blobs));
     return this;
   }
 

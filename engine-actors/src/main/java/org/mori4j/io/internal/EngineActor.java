@@ -1,7 +1,6 @@
 package org.mori4j.io.internal;
 
 import java.lang.foreign.MemorySegment;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -61,7 +60,6 @@ public final class EngineActor extends AbstractBehavior<Command> {
   private final EngineSettings settings;
   private final TransferPath path;
   private final String bindHost;
-  private final SecureRandom random = new SecureRandom();
   private final EnumMap<BackendType, Routes.Backend> backends = new EnumMap<>(BackendType.class);
   private final Map<Long, Routes.Local> locals = new HashMap<>();
   private final Map<String, Routes.Peer> peers = new HashMap<>();
@@ -69,13 +67,14 @@ public final class EngineActor extends AbstractBehavior<Command> {
   private final Map<ActorRef<SessionActor.Command>, EngineMessages.OpenSession> sessions = new HashMap<>();
   /** Engines declared lost (key to reason), oldest first, until registered again; bounded (see EngineSettings). */
   private final java.util.LinkedHashMap<String, String> lost;
-  private long nextMemoryId = 1;
   private long backendIncarnation;
   private boolean closed;
   /** The engine's GPU runtime (selected on first need) and the staging its TCP backend uses for GPU memory. */
   private final GpuStaging gpu;
   /** XGMI's control traffic: confirming remote regions, revoking this engine's regions from their importers. */
   private final XgmiControl xgmi;
+  /** Memory registration, single and bulk, with its range cache and timing. */
+  private final Registrations registrations;
 
   public static Behavior<Command> create(Identity id, EngineSettings settings, TransferPath path, String bindHost) {
     return Behaviors.setup(ctx -> new EngineActor(ctx, id, settings, path, bindHost));
@@ -89,6 +88,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
     this.bindHost = bindHost;
     this.gpu = new GpuStaging(settings.gpuRuntime());
     this.xgmi = new XgmiControl(id.key(), ctx.getSystem(), ctx.getSelf(), path, settings.handshakeTimeout());
+    this.registrations = new Registrations(ctx, id.key(), settings, gpu, locals, backends, this::publish, () -> closed, path.registrationStats());
     int remembered = settings.lostPeersRemembered();
     this.lost = new java.util.LinkedHashMap<>() {
       @Override
@@ -112,10 +112,20 @@ public final class EngineActor extends AbstractBehavior<Command> {
         .onMessage(EngineMessages.RemoteConnected.class, this::remoteConnected)
         .onMessage(DeregisterRemoteEngine.class, this::deregisterRemote)
         .onMessage(MarkPeerLost.class, this::markPeerLost)
-        .onMessage(RegisterMemory.class, this::registerMemory)
-        .onMessage(EngineMessages.MemoryRegistered.class, this::memoryRegistered)
-        .onMessage(GpuMemoryChecked.class, this::gpuMemoryChecked)
-        .onMessage(DeregisterMemory.class, this::deregisterMemory)
+        .onMessage(RegisterMemory.class, m -> {
+          registrations.register(m);
+          return this;
+        })
+        .onMessage(RegisterMemories.class, m -> {
+          registrations.registerAll(m);
+          return this;
+        })
+        .onMessage(Registrations.Step.class, m -> {
+          registrations.handle(m);
+          return this;
+        })
+        .onMessage(DeregisterMemory.class, m -> deregisterMemory(java.util.Arrays.asList(m.desc()), m.replyTo()))
+        .onMessage(DeregisterMemories.class, m -> deregisterMemory(m.descs(), m.replyTo()))
         .onMessage(Read.class, m -> reply(path.single(TransferOp.READ, m.localDst(), m.localOffset(), m.remoteSrc(), m.remoteOffset(), m.size(), m.uid()), m.replyTo()))
         .onMessage(Write.class, m -> reply(path.single(TransferOp.WRITE, m.localSrc(), m.localOffset(), m.remoteDst(), m.remoteOffset(), m.size(), m.uid()), m.replyTo()))
         .onMessage(BatchRead.class, m -> reply(path.batch(TransferOp.READ, m.localDst(), m.localOffsets(), m.remoteSrc(), m.remoteOffsets(), m.sizes(), m.uid()), m.replyTo()))
@@ -133,6 +143,14 @@ public final class EngineActor extends AbstractBehavior<Command> {
           return this;
         })
         .onMessage(PublishMemory.class, this::publishMemory)
+        .onMessage(ExplainPath.class, m -> {
+          try {
+            m.replyTo().tell(StatusReply.success(path.explainer().explain(m.local(), m.remote())));
+          } catch (IoEngineException e) {
+            m.replyTo().tell(StatusReply.error(e));
+          }
+          return this;
+        })
         .onMessage(CheckMemory.class, m -> {
           if (m.desc() == null) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "desc must be given", this);
           if (!owns(m.desc())) return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, NOT_OWNED + m.desc(), this);
@@ -187,9 +205,6 @@ public final class EngineActor extends AbstractBehavior<Command> {
   /** Every engine that mapped a deregistered region by XGMI has dropped it (or did not answer in time). */
   private record MemoryRevoked(ActorRef<StatusReply<Done>> replyTo) implements Internal {}
 
-  /** The pointer check of a GPU registration came back from the backend dispatcher. */
-  private record GpuMemoryChecked(RegisterMemory request, long address, long size, Throwable failure) implements Internal {}
-
   /** The engine's descriptor as of now. */
   private EngineDesc desc() {
     String control = ActorRefResolver.get(getContext().getSystem()).toSerializationFormat(getContext().getSelf());
@@ -241,6 +256,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
         o = RdmaOptions.from(getContext().getSystem().settings().config());
         provider = RdmaProviders.select(o.provider(), bindHost, gpu);
       } catch (TransportException e) {
+        path.explainer().createFailed(type, StatusCode.ERR_RDMA_OP, e.getMessage());
         return fail(m.replyTo(), e.error() == TransportError.INVALID_ARGS ? StatusCode.ERR_INVALID_ARGS : StatusCode.ERR_RDMA_OP, e.getMessage(), this);
       } catch (RuntimeException e) {
         return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "RDMA settings: " + e.getMessage(), this);
@@ -272,9 +288,11 @@ public final class EngineActor extends AbstractBehavior<Command> {
     if (m.failure() != null) {
       // a backend that says why it cannot start (no GPU runtime: GPU_OP) keeps its code
       StatusCode code = m.failure() instanceof TransportException te ? TransferStatusImpl.map(te.error()) : StatusCode.ERR_TRANSPORT;
+      path.explainer().createFailed(m.type(), code, String.valueOf(m.failure().getMessage()));
       return fail(m.replyTo(), code, "cannot start the " + m.type() + " backend: " + m.failure().getMessage(), this);
     }
     backends.put(m.type(), new Routes.Backend(m.type(), m.backend(), m.actor()));
+    path.explainer().created(m.type());
     // regions registered before this backend existed become reachable through it too
     for (Routes.Local l : locals.values()) m.actor().tell(new BackendActor.Register(l.region(), getContext().getSystem().ignoreRef()));
     publish();
@@ -342,6 +360,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
       asks.forEach((t, f) -> {
         StatusReply<Object> r = f.isCompletedExceptionally() ? null : f.join();
         String why = r == null ? "no answer from the backend" : r.isSuccess() ? null : r.getError().getMessage();
+        path.explainer().connectResult(d.key(), t, why);
         if (why == null) handles.put(t, r.getValue());
         else if (t != BackendType.TCP) faster.put(t, why);
         else failures.append(failures.isEmpty() ? "" : "; ").append(t).append(": ").append(why);
@@ -411,111 +430,38 @@ public final class EngineActor extends AbstractBehavior<Command> {
     return this;
   }
 
-  private Behavior<Command> registerMemory(RegisterMemory m) {
-    if (closed) return fail(m.replyTo(), StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' is closed", this);
-    MemorySegment seg = m.memory();
-    if (seg == null) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory must not be null", this);
-    if (m.location() == MemoryLocationType.GPU) return checkGpuMemory(m);
-    if (m.location() == null) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "location must not be null", this);
-    if (!seg.isNative()) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory must be a native segment (off-heap), got a heap segment of " + seg.byteSize() + " bytes", this);
-    if (seg.byteSize() <= 0) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory size must be positive: " + seg.byteSize(), this);
-    if (!seg.scope().isAlive()) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory segment is already closed", this);
-    // the engine's I/O threads must be able to touch the memory: a confined arena's segment is not shareable
-    if (!seg.isAccessibleBy(Thread.currentThread()))
-      return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory segment is confined to another thread; allocate it from a shared, automatic or global arena", this);
-    long memId = nextMemoryId++;
-    return registerRegion(new LocalRegion(memId, newAccessKey(), seg, false, m.deviceId()), m);
-  }
-
-  private long newAccessKey() {
-    long accessKey;
-    do accessKey = random.nextLong(); while (accessKey == 0);
-    return accessKey;
-  }
-
-  /**
-   * GPU memory: the runtime is opened (first time only) and the pointer checked on the backend dispatcher,
-   * since both are driver calls that can block (cuInit takes hundreds of milliseconds); the engine actor
-   * goes on with other messages meanwhile and registers the region when the answer comes back.
-   */
-  private Behavior<Command> checkGpuMemory(RegisterMemory m) {
-    MemorySegment seg = m.memory();
-    long address = seg.address();
-    long size = seg.byteSize();
-    int device = m.deviceId();
-    if (device < 0) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "deviceId must be >= 0 for GPU memory: " + device, this);
-    if (size <= 0) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "size must be positive: " + size, this);
-    java.util.concurrent.Executor blocking = getContext().getSystem().dispatchers()
-        .lookup(DispatcherSelector.fromConfig("mori4j.dispatchers.backend"));
-    CompletableFuture<Void> check = CompletableFuture.runAsync(() -> gpu.runtime().requireDeviceMemory(address, size, device), blocking);
-    getContext().pipeToSelf(check, (ok, err) -> new GpuMemoryChecked(m, address, size, err));
-    return this;
-  }
-
-  private Behavior<Command> gpuMemoryChecked(GpuMemoryChecked c) {
-    RegisterMemory m = c.request();
-    if (closed) return fail(m.replyTo(), StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' is closed", this);
-    Throwable err = c.failure();
-    if (err instanceof java.util.concurrent.CompletionException && err.getCause() != null) err = err.getCause();
-    if (err instanceof IllegalArgumentException) {
-      return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "address 0x" + Long.toHexString(c.address()) + ", size " + c.size()
-          + ", deviceId " + m.deviceId() + " is not usable GPU memory: " + err.getMessage(), this);
+  /** One or more regions (all or none: a list naming an unknown region deregisters nothing); answers once importers dropped them. */
+  private Behavior<Command> deregisterMemory(List<MemoryDesc> descs, ActorRef<StatusReply<Done>> replyTo) {
+    if (descs == null) return fail(replyTo, StatusCode.ERR_INVALID_ARGS, "descs must not be null", this);
+    List<Routes.Local> found = new ArrayList<>(descs.size());
+    for (int i = 0; i < descs.size(); i++) {
+      MemoryDesc d = descs.get(i);
+      String at = descs.size() > 1 ? "descs[" + i + "]: " : "";
+      if (d == null) return fail(replyTo, StatusCode.ERR_INVALID_ARGS, at + "memory descriptor must not be null", this);
+      if (!d.engineKey().equals(id.key()))
+        return fail(replyTo, StatusCode.ERR_INVALID_ARGS, at + "memory id " + d.id() + " belongs to engine '" + d.engineKey() + "', not '" + id.key() + "'", this);
+      Routes.Local l = locals.get(d.id());
+      if (l == null || l.desc().accessKey() != d.accessKey() || found.contains(l))
+        return fail(replyTo, StatusCode.ERR_NOT_FOUND, at + "memory id " + d.id() + " is not registered (already deregistered?)", this);
+      found.add(l);
     }
-    if (err != null) {
-      return fail(m.replyTo(), StatusCode.ERR_GPU_OP, "GPU memory cannot be registered (deviceId " + m.deviceId() + "): "
-          + err.getMessage(), this);
+    for (Routes.Local l : found) {
+      long memId = l.region().id();
+      locals.remove(memId);
+      registrations.forget(l);
+      l.region().kill();
+      published.values().removeIf(p -> p.id() == memId);
     }
-    return registerRegion(LocalRegion.gpu(nextMemoryId++, newAccessKey(), c.address(), c.size(), m.deviceId()), m);
-  }
-
-  private Behavior<Command> registerRegion(LocalRegion region, RegisterMemory m) {
-    long memId = region.id();
-    long ak = region.accessKey();
-    Map<BackendType, CompletableFuture<StatusReply<byte[]>>> asks = new EnumMap<>(BackendType.class);
-    backends.forEach((t, b) -> asks.put(t, AskPattern.<BackendActor.Command, StatusReply<byte[]>>ask(b.actor(),
-        r -> new BackendActor.Register(region, r), settings.askTimeout(), getContext().getSystem().scheduler()).toCompletableFuture()));
-    getContext().pipeToSelf(CompletableFuture.allOf(asks.values().toArray(CompletableFuture[]::new)), (ok, err) -> {
-      Map<BackendType, byte[]> blobs = new EnumMap<>(BackendType.class);
-      StringBuilder failures = new StringBuilder();
-      asks.forEach((t, f) -> {
-        StatusReply<byte[]> r = f.isCompletedExceptionally() ? null : f.join();
-        if (r != null && r.isSuccess()) {
-          if (r.getValue().length > 0) blobs.put(t, r.getValue());
-        } else failures.append(t).append(": ").append(r == null ? "no answer" : r.getError().getMessage()).append(' ');
-      });
-      MemoryDesc d = new MemoryDesc(id.key(), memId, m.deviceId(), region.address(), region.size(), m.location(), ak, blobs);
-      return new EngineMessages.MemoryRegistered(region, d, failures.isEmpty() ? null : failures.toString().trim(), m.replyTo());
-    });
-    return this;
-  }
-
-  private Behavior<Command> memoryRegistered(EngineMessages.MemoryRegistered m) {
-    if (m.failure() != null) {
-      for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Deregister(m.region()));
-      return fail(m.replyTo(), StatusCode.ERR_BAD_STATE, "memory registration failed: " + m.failure(), this);
-    }
-    locals.put(m.region().id(), new Routes.Local(m.region(), m.desc()));
     publish();
-    m.replyTo().tell(StatusReply.success(m.desc()));
-    return this;
-  }
-
-  private Behavior<Command> deregisterMemory(DeregisterMemory m) {
-    MemoryDesc d = m.desc();
-    if (d == null) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory descriptor must not be null", this);
-    if (!d.engineKey().equals(id.key()))
-      return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "memory id " + d.id() + " belongs to engine '" + d.engineKey() + "', not '" + id.key() + "'", this);
-    Routes.Local l = locals.get(d.id());
-    if (l == null || l.desc().accessKey() != d.accessKey())
-      return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "memory id " + d.id() + " is not registered (already deregistered?)", this);
-    locals.remove(d.id());
-    l.region().kill();
-    published.values().removeIf(p -> p.id() == d.id());
-    publish();
-    for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Deregister(l.region()));
-    invalidateSessions(s -> s.localId() == d.id(), StatusCode.ERR_BAD_STATE, "memory id " + d.id() + " was deregistered");
-    // engines that mapped it by XGMI drop their mappings first: the caller may free the memory once this returns
-    getContext().pipeToSelf(xgmi.revokeImporters(d.id()), (ok, err) -> new MemoryRevoked(m.replyTo()));
+    List<CompletableFuture<Void>> revoked = new ArrayList<>(found.size());
+    for (Routes.Local l : found) {
+      long memId = l.region().id();
+      for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Deregister(l.region()));
+      invalidateSessions(s -> s.localId() == memId, StatusCode.ERR_BAD_STATE, "memory id " + memId + " was deregistered");
+      // engines that mapped it by XGMI drop their mappings first: the caller may free the memory once this returns
+      revoked.add(xgmi.revokeImporters(memId));
+    }
+    getContext().pipeToSelf(CompletableFuture.allOf(revoked.toArray(CompletableFuture[]::new)), (ok, err) -> new MemoryRevoked(replyTo));
     return this;
   }
 

@@ -28,9 +28,6 @@ public final class EngineMessages {
   record RemoteConnected(EngineDesc desc, Map<BackendType, Object> handles, String failure,
                          ActorRef<StatusReply<Done>> replyTo) implements IoEngineProtocol.Internal {}
 
-  record MemoryRegistered(LocalRegion region, MemoryDesc desc, String failure, ActorRef<StatusReply<MemoryDesc>> replyTo)
-      implements IoEngineProtocol.Internal {}
-
   record PeerLost(String peerKey, BackendType type, String reason) implements IoEngineProtocol.Internal {}
 
   /** A backend's path to a peer left service (an RDMA queue pair in ERR): connect that backend to it again. */

@@ -21,10 +21,15 @@ public final class TransferPath {
   private final AtomicLong uids = new AtomicLong(1);
   private final BlockArrayPool blockArrays = new BlockArrayPool();
   volatile Routes routes = Routes.EMPTY;
+  /** Written by the engine actor's registrations, read by anyone (metrics, benchmarks). */
+  private final org.mori4j.io.RegistrationStats registrationStats = new org.mori4j.io.RegistrationStats();
+  /** Explains paths ({@code IoEngine.explain}) and warns once when a pair takes a slower one than it could. */
+  private final PathExplainer explainer;
 
   public TransferPath(String engineKey, long spinNanos) {
     this.engineKey = engineKey;
     this.spinNanos = spinNanos;
+    this.explainer = new PathExplainer(engineKey, this);
   }
 
   public Routes routes() {
@@ -33,6 +38,14 @@ public final class TransferPath {
 
   public long spinNanos() {
     return spinNanos;
+  }
+
+  public PathExplainer explainer() {
+    return explainer;
+  }
+
+  public org.mori4j.io.RegistrationStats registrationStats() {
+    return registrationStats;
   }
 
   public long allocateUid() {
@@ -57,6 +70,7 @@ public final class TransferPath {
     Routes.Peer p = r.peers().get(remote.engineKey());
     Routes.Backend b = choose(r, l, p, remote);
     if (b == null) return noBackend(l, remote);
+    explainer.noteChosen(r, l, p, remote, b);
     TransferStatusImpl st = new TransferStatusImpl(spinNanos);
     st.initSingle(kind, l.region(), localOffset, p.handles().get(b.type()), remote.id(), remote.accessKey(),
         remote.address(), remoteOffset, size, uid);
@@ -91,6 +105,7 @@ public final class TransferPath {
     Routes.Peer p = r.peers().get(remote.engineKey());
     Routes.Backend b = choose(r, l, p, remote);
     if (b == null) return noBackend(l, remote);
+    explainer.noteChosen(r, l, p, remote, b);
     TransferStatusImpl st = new TransferStatusImpl(spinNanos);
     int m = joinedCount(lo, ro, sizes);
     if (m == 1) {
