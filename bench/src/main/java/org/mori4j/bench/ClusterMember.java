@@ -28,7 +28,7 @@ import org.mori4j.io.TcpBackendConfig;
  * {@link ClusterEngine}, which registers every other engine of the cluster with this one. The buffer is
  * published before the engine is announced, so a peer that sees the engine can look the buffer up at once.
  */
-final class ClusterMember implements AutoCloseable {
+public final class ClusterMember implements AutoCloseable {
   private static final Duration ASK = Duration.ofSeconds(10);
 
   private final ActorSystem<Void> system;
@@ -52,7 +52,7 @@ final class ClusterMember implements AutoCloseable {
    * Starts the member. {@code engineKey} null: {@code <keyPrefix>-<host>-<port>} of the member's address,
    * unique in the cluster; {@code dataHost} null: the canonical host; {@code publishBytes} 0: no buffer.
    */
-  static ClusterMember start(ClusterSettings settings, String engineKey, String keyPrefix, String dataHost, TcpBackendConfig tcp,
+  public static ClusterMember start(ClusterSettings settings, String engineKey, String keyPrefix, String dataHost, TcpBackendConfig tcp,
                              long publishBytes) {
     long t0 = System.nanoTime();
     ActorSystem<Void> sys = settings.startSystem();
@@ -74,11 +74,11 @@ final class ClusterMember implements AutoCloseable {
     }
   }
 
-  IoEngine engine() {
+  public IoEngine engine() {
     return engine;
   }
 
-  ActorSystem<Void> system() {
+  public ActorSystem<Void> system() {
     return system;
   }
 
@@ -92,14 +92,14 @@ final class ClusterMember implements AutoCloseable {
   }
 
   /** {@code host:port} of this member: what another member passes as {@code --seed}. */
-  String seedAddress() {
+  public String seedAddress() {
     var a = system.address();
     String h = a.getHost().orElseThrow();
     return (h.indexOf(':') >= 0 ? "[" + h + "]" : h) + ":" + a.getPort().orElseThrow();
   }
 
   /** Waits until this member is Up; false when it is not within {@code timeout} (seeds unreachable, TLS refused). */
-  boolean awaitUp(Duration timeout) throws InterruptedException {
+  public boolean awaitUp(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (Cluster.get(system).selfMember().status() != MemberStatus.up()) {
       if (System.nanoTime() > deadline || system.getWhenTerminated().toCompletableFuture().isDone()) return false;
@@ -109,7 +109,7 @@ final class ClusterMember implements AutoCloseable {
   }
 
   /** The keys of the engines {@link ClusterEngine} has registered with this member's engine. */
-  Set<String> registeredEngines() throws Exception {
+  public Set<String> registeredEngines() throws Exception {
     return AskPattern.<ClusterEngine.Command, Set<String>>ask(announcer, ClusterEngine.GetRegisteredEngines::new, ASK, system.scheduler())
         .toCompletableFuture().get(ASK.toMillis(), TimeUnit.MILLISECONDS);
   }
@@ -118,7 +118,7 @@ final class ClusterMember implements AutoCloseable {
    * The descriptor of the cluster's engine {@code key}, asked from the engines the Receptionist lists (the
    * same {@link ClusterEngine.DescribeEngine} exchange ClusterEngine uses); empty when none has that key.
    */
-  Optional<EngineDesc> describe(String key) throws Exception {
+  public Optional<EngineDesc> describe(String key) throws Exception {
     Receptionist.Listing listing = AskPattern.<Receptionist.Command, Receptionist.Listing>ask(system.receptionist(),
         r -> Receptionist.find(ClusterEngine.SERVICE_KEY, r), ASK, system.scheduler()).toCompletableFuture().get(ASK.toMillis(), TimeUnit.MILLISECONDS);
     for (ActorRef<ClusterEngine.Command> ref : listing.getServiceInstances(ClusterEngine.SERVICE_KEY)) {
@@ -135,7 +135,7 @@ final class ClusterMember implements AutoCloseable {
    * True once the ActorSystem has terminated (this member was downed or removed, or {@link #close()} ran), or
    * its shutdown has run every phase and termination hangs ({@link MemberStop}).
    */
-  boolean terminated() {
+  public boolean terminated() {
     return stopped.toCompletableFuture().isDone();
   }
 

@@ -12,13 +12,14 @@ import picocli.CommandLine.Spec;
  * table with baselines beside it, {@code serve} runs a standalone target for it, {@code node} runs a member of
  * a mori4j cluster with an engine, and {@code cluster-bench} measures against a node found through the
  * cluster, {@code info} prints this host's RDMA devices, GPUs and the backends an engine would start, and
- * {@code shmem-bench} measures the shmem collectives beside NCCL. Exit codes: 0 success,
+ * {@code shmem-bench} measures the shmem collectives beside NCCL, {@code plot} draws recorded results as SVG,
+ * {@code soak} runs three cluster nodes under injected faults and checks every byte. Exit codes: 0 success,
  * 1 a failed run (a transfer error or wrong bytes), 2 a usage error (message names the flag and value).
  */
 @Command(name = "mori4j", mixinStandardHelpOptions = true, versionProvider = Mori4jCommand.Version.class,
     subcommands = {BenchCommand.class, ServeCommand.class, NodeCommand.class, ClusterBenchCommand.class, InfoCommand.class,
-        ShmemBenchCommand.class, CommandLine.HelpCommand.class},
-    description = "mori4j: MORI-IO's transfer engine on the JVM. Commands: bench, serve, node, cluster-bench, info, shmem-bench.")
+        ShmemBenchCommand.class, PlotCommand.class, org.mori4j.bench.soak.SoakCommand.class, org.mori4j.bench.kv.KvBenchCommand.class, CommandLine.HelpCommand.class},
+    description = "mori4j: MORI-IO's transfer engine on the JVM. Commands: bench, serve, node, cluster-bench, info, shmem-bench, plot, soak.")
 public final class Mori4jCommand implements Runnable {
   @Spec CommandSpec spec;
 
@@ -33,7 +34,7 @@ public final class Mori4jCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new ParameterException(spec.commandLine(), "missing command: bench, serve, node, cluster-bench, info or shmem-bench");
+    throw new ParameterException(spec.commandLine(), "missing command: bench, serve, node, cluster-bench, info, shmem-bench, plot or soak");
   }
 
   /** A command line with the error handling of the real program, for {@link #main} and tests. */
