@@ -30,7 +30,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "plot", mixinStandardHelpOptions = true, sortOptions = false,
     description = "Draw bandwidth and latency by size from recorded bench JSON as an SVG (what bench --plot draws).")
 public final class PlotCommand implements Callable<Integer> {
-  private static final List<String> SIBLINGS = List.of("baselines", "cpu", "tcp");
+  /** Measured siblings first, so that mori4j's series come before the baselines in the legend and take the first colours. */
+  private static final List<String> SIBLINGS = List.of("cpu", "tcp", "baselines");
 
   @Spec CommandSpec spec;
 

@@ -51,7 +51,9 @@ public final class SvgPlot {
         "0 0 " + WIDTH + " " + height, "font-family", "DejaVu Sans, Helvetica, Arial, sans-serif", "font-size", "12");
     svg.text("title", plot.title() + " (" + plot.run().subtitle() + ")");
     svg.empty("rect", "width", Integer.toString(WIDTH), "height", Integer.toString(height), "fill", "white");
-    svg.text("text", plot.title(), "class", "title", "x", "20", "y", "30", "font-size", "18", "font-weight", "bold");
+    // a long title (the bench's table titles reach 150 characters) gets a smaller font rather than running off the page
+    int titleSize = Math.max(11, Math.min(18, 18 * 100 / Math.max(1, plot.title().length())));
+    svg.text("text", plot.title(), "class", "title", "x", "20", "y", "30", "font-size", Integer.toString(titleSize), "font-weight", "bold");
     svg.text("text", plot.run().subtitle(), "class", "subtitle", "x", "20", "y", "52", "fill", "#444");
 
     List<Double> sizes = new ArrayList<>();
@@ -168,10 +170,14 @@ public final class SvgPlot {
       String colour = COLOURS[i % COLOURS.length];
       svg.open("g", "class", "legend-entry", "data-name", s.name());
       if (!s.note().isEmpty()) svg.text("title", s.note());
+      // a series drawn only as a level (no sizes) shows the level's dotted line and no marker
+      boolean level = !s.empty() && s.points().stream().allMatch(p -> p.sizeBytes() == 0);
       svg.empty("line", "x1", Integer.toString(x), "x2", Integer.toString(x + 28), "y1", Integer.toString(y), "y2", Integer.toString(y),
-          "stroke", colour, "stroke-width", measured ? "2.5" : "1.5", "stroke-dasharray", s.empty() ? "2 3" : null);
-      svg.empty("circle", "cx", Integer.toString(x + 14), "cy", Integer.toString(y), "r", "4", "stroke", colour, "stroke-width", "1.5", "fill",
-          measured ? colour : "white");
+          "stroke", colour, "stroke-width", measured ? "2.5" : "1.5", "stroke-dasharray", s.empty() ? "2 3" : level ? "2 4" : null);
+      if (!level) {
+        svg.empty("circle", "cx", Integer.toString(x + 14), "cy", Integer.toString(y), "r", "4", "stroke", colour, "stroke-width", "1.5", "fill",
+            measured ? colour : "white");
+      }
       String label = s.name() + (measured ? "" : " (baseline)") + (s.empty() ? " \u2014 " + shorten(s.note().isEmpty() ? "nothing to draw" : s.note(), 60) : "");
       svg.text("text", label, "x", Integer.toString(x + 36), "y", Integer.toString(y), "dominant-baseline", "middle", "fill", s.empty() ? "#666" : "#000");
       svg.close("g");
