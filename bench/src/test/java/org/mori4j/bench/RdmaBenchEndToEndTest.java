@@ -35,7 +35,8 @@ class RdmaBenchEndToEndTest {
   void softwareProviderWritesBesideTcpAndSaysEmulation(@TempDir Path dir) throws Exception {
     Path json = dir.resolve("r.json");
     String out = CommandRun.ok("bench", "--backend", "rdma", "--rdma-provider", "software", "--iters", "5", "--warmup-iters", "1",
-        "--warmup-ms", "0", "--no-baselines", "--buffer-size", "64K", "--transfer-batch-size", "2", "--all-batch", "--json", json.toString());
+        "--warmup-ms", "0", "--no-baselines", "--buffer-size", "64K", "--transfer-batch-size", "2", "--all-batch", "--json", json.toString(),
+        "--plot", dir.resolve("r.svg").toString());
     assertTrue(out.startsWith("mori4j bench: backend=" + LABEL + " op=write"), out);
     assertTrue(out.contains("not NIC performance"), out);
     assertTrue(out.contains("mori4j write over " + LABEL + " beside tcp"), out);
@@ -51,6 +52,8 @@ class RdmaBenchEndToEndTest {
     while (bw.find()) assertTrue(Double.parseDouble(bw.group(1)) > 0, rdmaJson);
     String tcpJson = Files.readString(JsonRows.tcpRowsPath(json));
     assertEquals(2, count(tcpJson, "\"backend\": \"tcp\", \"provider\": null, \"emulation\": false"), tcpJson);
+    // --plot: the rdma and tcp rows as separate series, one per batch size
+    assertEquals(List.of(LABEL + " x 1", LABEL + " x 2", "tcp x 1", "tcp x 2"), List.copyOf(SvgDocument.parse(dir.resolve("r.svg")).series().keySet()));
   }
 
   @Test

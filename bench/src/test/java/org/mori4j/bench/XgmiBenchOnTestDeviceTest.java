@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,10 +40,17 @@ class XgmiBenchOnTestDeviceTest {
   }
 
   @Test
-  void aBatchRowWithRawCopyBaselinesAndComparison() {
+  void aBatchRowWithRawCopyBaselinesAndComparison(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path svg = dir.resolve("x.svg");
     String out = CommandRun.ok("bench", "--backend", "xgmi", "--xgmi-single-process", "--target-gpu-device", "1", "--buffer-size", "4K",
         "--transfer-batch-size", "64", "--enable-batch-transfer", "--op-type", "read", "--iters", "5", "--warmup-iters", "1",
-        "--warmup-ms", "0", "--max-buffer-size", "4M");
+        "--warmup-ms", "0", "--max-buffer-size", "4M", "--plot", svg.toString());
+    // --plot: the xgmi row first, then each raw-copy baseline of the run as a series of its own
+    SvgDocument plot = SvgDocument.parse(svg);
+    List<String> names = List.copyOf(plot.series().keySet());
+    assertEquals("mori4j xgmi GPU0->GPU1", names.getFirst(), names.toString());
+    assertTrue(names.contains(org.mori4j.bench.baseline.XgmiCopyBaseline.loopSeries(device, 0, 1, 64)), names.toString());
+    assertEquals(1, plot.points("mori4j xgmi GPU0->GPU1", "bandwidth", "bw"));
     assertTrue(out.contains("mori4j read over xgmi, GPU0 <-> target GPU1 memory, same process"), out);
     assertTrue(out.contains(org.mori4j.bench.baseline.XgmiCopyBaseline.loopSeries(device, 0, 1, 64)), out);
     assertTrue(out.contains("memory-memcpyPeerAsync GPU0->GPU1 "), "the test device is not named as the CUDA driver: " + out);
