@@ -61,7 +61,7 @@ final class ChaosLoop {
     int turn = 0;
     while (System.nanoTime() < endNanos) {
       Kind kind = Kind.values()[turn % Kind.values().length];
-      int victim = 1 + turn % 2;
+      int victim = 1 + (turn + turn / Kind.values().length) % 2; // each kind hits node 1 and node 2 in turn
       turn++;
       if (kind == Kind.PARTITION && skipped.containsKey("partition")) continue;
       if (kind == Kind.SHAPE && skipped.containsKey("delay/loss")) continue;

@@ -140,6 +140,7 @@ final class SoakCluster implements AutoCloseable {
   /** Ends every node incarnation still running (EXIT, then SIGKILL after a bound); never throws. */
   @Override
   public void close() {
+    for (SoakNodeProcess p : all()) p.requestExit(); // all at once: they stop in parallel, then each is waited for
     for (SoakNodeProcess p : all()) {
       try {
         p.close();

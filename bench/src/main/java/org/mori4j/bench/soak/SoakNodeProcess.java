@@ -176,9 +176,8 @@ final class SoakNodeProcess implements AutoCloseable {
     return process.exitValue();
   }
 
-  /** Asks it to exit (EXIT, then stdin's end), then SIGCONT in case it was stopped, then SIGKILL after the bound. */
-  @Override
-  public void close() {
+  /** Asks it to exit without waiting: SIGCONT in case it was stopped, EXIT, then stdin's end. */
+  void requestExit() {
     if (!process.isAlive()) return;
     try {
       signal("CONT"); // a stall the chaos loop could not end (it failed or was interrupted) must not keep it from exiting
@@ -193,6 +192,13 @@ final class SoakNodeProcess implements AutoCloseable {
     } catch (IOException ignored) {
       // already closed
     }
+  }
+
+  /** {@link #requestExit()}, then SIGKILL when it has not exited within 60 s. */
+  @Override
+  public void close() {
+    if (!process.isAlive()) return;
+    requestExit();
     try {
       if (!process.waitFor(60, TimeUnit.SECONDS)) {
         process.destroyForcibly();
