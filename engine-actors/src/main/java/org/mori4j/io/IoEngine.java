@@ -26,6 +26,7 @@ import org.mori4j.io.internal.EngineMessages;
 import org.mori4j.io.internal.EngineSettings;
 import org.mori4j.io.internal.Routes;
 import org.mori4j.io.internal.TransferPath;
+import org.mori4j.io.internal.metrics.MetricsSettings;
 import org.mori4j.transport.TransferOp;
 
 /**
@@ -71,7 +72,7 @@ public final class IoEngine implements AutoCloseable {
         .withValue("pekko.remote.artery.canonical.port", ConfigValueFactory.fromAnyRef(config.port()))
         .withFallback(base);
     reserve(key);
-    TransferPath path = new TransferPath(key, s.awaitSpinNanos());
+    TransferPath path = new TransferPath(key, s.awaitSpinNanos(), MetricsSettings.from(base));
     try {
       var holder = new Object() { ActorSystem<IoEngineProtocol.Command> sys; };
       holder.sys = ActorSystem.create(org.apache.pekko.actor.typed.javadsl.Behaviors.setup(ctx -> {
@@ -81,6 +82,7 @@ public final class IoEngine implements AutoCloseable {
         return EngineActor.create(id, s, path, config.host());
       }), s.systemName(), cfg, org.apache.pekko.actor.typed.Props.empty().withNext(DispatcherSelector.fromConfig("mori4j.dispatchers.engine")));
       IoEngine e = new IoEngine(key, holder.sys, true, holder.sys, path, s);
+      path.meters().registerMBean();
       LIVE.put(key, e);
       return e;
     } catch (RuntimeException ex) {
@@ -100,7 +102,7 @@ public final class IoEngine implements AutoCloseable {
     EngineSettings s = EngineSettings.from(system.settings().config());
     reserve(key);
     try {
-      TransferPath path = new TransferPath(key, s.awaitSpinNanos());
+      TransferPath path = new TransferPath(key, s.awaitSpinNanos(), MetricsSettings.from(system.settings().config()));
       var addr = system.address();
       EngineActor.Identity id = new EngineActor.Identity(key, nodeId(), addr.getHost().orElse(config.host()),
           (Integer) addr.getPort().orElse(config.port()), ProcessHandle.current().pid());
@@ -109,6 +111,7 @@ public final class IoEngine implements AutoCloseable {
           "mori4j-engine-" + java.net.URLEncoder.encode(key, java.nio.charset.StandardCharsets.UTF_8) + "-" + INCARNATION.incrementAndGet(),
           DispatcherSelector.fromConfig("mori4j.dispatchers.engine"));
       IoEngine e = new IoEngine(key, system, false, ref, path, s);
+      path.meters().registerMBean();
       LIVE.put(key, e);
       return e;
     } catch (RuntimeException ex) {
@@ -349,6 +352,24 @@ public final class IoEngine implements AutoCloseable {
     return engine;
   }
 
+  /**
+   * Exports this engine's metrics through {@code registry} (engine-actors/README.md, "Metrics": meter names and
+   * tags), from now until {@link #close()}, which removes them. With Micrometer's Prometheus registry, scraping it
+   * shows them. Without a bound registry the engine still keeps its counters ({@link #metrics()}, JMX). One
+   * registry per engine (binding the same one again does nothing); bind a {@code CompositeMeterRegistry} to feed
+   * several. Throws {@link IoEngineException} ({@code ERR_BAD_STATE}) when metrics are off
+   * ({@code mori4j.metrics.enabled}) or another registry is bound.
+   */
+  public void bindMetrics(io.micrometer.core.instrument.MeterRegistry registry) {
+    if (closed) throw new IoEngineException(StatusCode.ERR_BAD_STATE, "engine '" + key + "' is closed");
+    path.meters().bind(registry);
+  }
+
+  /** This engine's metrics as totals (what its MBean {@code org.mori4j:type=IoEngine,name=<key>} shows), read live. */
+  public org.mori4j.io.metrics.IoEngineMetricsMXBean metrics() {
+    return path.meters().totals();
+  }
+
   /** The ActorSystem the engine runs in. */
   public ActorSystem<?> actorSystem() {
     return system;
@@ -373,6 +394,7 @@ public final class IoEngine implements AutoCloseable {
           // best effort: the system's threads are daemon-free but terminate on their own
         }
       }
+      path.meters().close();
       LIVE.remove(key, this);
     }
   }

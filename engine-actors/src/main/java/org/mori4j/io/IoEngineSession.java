@@ -4,6 +4,7 @@ import org.mori4j.io.internal.Routes;
 import org.mori4j.io.internal.SessionActor;
 import org.mori4j.io.internal.TransferPath;
 import org.mori4j.io.internal.TransferStatusImpl;
+import org.mori4j.io.internal.metrics.RouteMeters;
 import org.mori4j.transport.TransferOp;
 
 /**
@@ -22,6 +23,9 @@ public final class IoEngineSession implements SessionActor.Handle {
   /** The chosen backend's part of the remote descriptor (XGMI: its IPC data), looked up once. */
   private final byte[] remoteData;
   private final long spinNanos;
+  /** This route's metrics, resolved once (null when metrics are off). */
+  private final RouteMeters readMeters;
+  private final RouteMeters writeMeters;
   private volatile String deadReason;
   private volatile StatusCode deadCode = StatusCode.ERR_BAD_STATE;
 
@@ -33,6 +37,8 @@ public final class IoEngineSession implements SessionActor.Handle {
     this.peer = peer;
     this.remoteData = remote.backendData().get(backend.type());
     this.spinNanos = path.spinNanos();
+    this.readMeters = path.meters().route(remote.engineKey(), backend.type(), TransferOp.READ, RouteMeters.SESSION);
+    this.writeMeters = path.meters().route(remote.engineKey(), backend.type(), TransferOp.WRITE, RouteMeters.SESSION);
   }
 
   public long allocateTransferUid() {
@@ -81,31 +87,36 @@ public final class IoEngineSession implements SessionActor.Handle {
   }
 
   private TransferStatus single(byte kind, long localOffset, long remoteOffset, long size, long uid) {
-    TransferStatus bad = refuse();
-    if (bad != null) return bad;
-    if (size <= 0) return TransferStatusImpl.failed(StatusCode.ERR_INVALID_ARGS, "size must be positive: " + size);
+    TransferStatusImpl bad = refuse();
+    if (bad != null) return path.counted(bad, kind, RouteMeters.SESSION);
+    if (size <= 0) return refused(kind, "size must be positive: " + size);
     if (localOffset < 0 || localOffset > local.desc().size() - size)
-      return TransferStatusImpl.failed(StatusCode.ERR_INVALID_ARGS, "localOffset " + localOffset + " + size " + size
-          + " exceeds the session's local memory size " + local.desc().size());
+      return refused(kind, "localOffset " + localOffset + " + size " + size + " exceeds the session's local memory size "
+          + local.desc().size());
     if (remoteOffset < 0 || remoteOffset > remote.size() - size)
-      return TransferStatusImpl.failed(StatusCode.ERR_INVALID_ARGS, "remoteOffset " + remoteOffset + " + size " + size
-          + " exceeds the session's remote memory size " + remote.size());
+      return refused(kind, "remoteOffset " + remoteOffset + " + size " + size + " exceeds the session's remote memory size "
+          + remote.size());
     TransferStatusImpl st = new TransferStatusImpl(spinNanos);
     st.initSingle(kind, local.region(), localOffset, peer, remote.id(), remote.accessKey(), remote.address(),
         remoteOffset, size, uid);
     st.remoteData(remoteData, remote.backendData());
+    st.meter(kind == TransferOp.READ ? readMeters : writeMeters);
     backend.backend().submit(st);
     return st;
   }
 
-  private TransferStatus batch(byte kind, long[] lo, long[] ro, long[] sizes, long uid) {
-    TransferStatus bad = refuse();
-    if (bad != null) return bad;
-    // the engine-level batch path does the same checks and merging; it needs only the pre-resolved pair
-    return path.batch(kind, local.desc(), lo, remote, ro, sizes, uid);
+  private TransferStatus refused(byte kind, String why) {
+    return path.counted(TransferStatusImpl.failed(StatusCode.ERR_INVALID_ARGS, why), kind, RouteMeters.SESSION);
   }
 
-  private TransferStatus refuse() {
+  private TransferStatus batch(byte kind, long[] lo, long[] ro, long[] sizes, long uid) {
+    TransferStatusImpl bad = refuse();
+    if (bad != null) return path.counted(bad, kind, RouteMeters.SESSION);
+    // the engine-level batch path does the same checks and merging; it needs only the pre-resolved pair
+    return path.batch(kind, RouteMeters.SESSION, local.desc(), lo, remote, ro, sizes, uid);
+  }
+
+  private TransferStatusImpl refuse() {
     String dead = deadReason;
     if (dead != null) return TransferStatusImpl.failed(deadCode, "session is no longer usable: " + dead);
     if (!local.region().live())

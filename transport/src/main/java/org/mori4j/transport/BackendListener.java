@@ -24,5 +24,12 @@ public interface BackendListener {
    */
   default void reconnect(String peerKey, String why) {}
 
+  /**
+   * The backend launched a GPU kernel for a transfer (XGMI: one gather/scatter kernel per batch of two or more
+   * blocks). Called on the backend's worker thread right after the launch, so it must only count: the engine's
+   * metrics add it to a counter.
+   */
+  default void kernelLaunched() {}
+
   BackendListener NONE = (k, e, r) -> {};
 }

@@ -12,6 +12,8 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.pattern.StatusReply;
 import org.mori4j.io.BackendType;
 import org.mori4j.io.IoEngineProtocol;
+import org.mori4j.io.internal.metrics.EngineMeters;
+import org.mori4j.io.internal.metrics.EngineMeters.Change;
 import org.mori4j.transport.BackendListener;
 import org.mori4j.transport.CompletionSource;
 import org.mori4j.transport.LocalRegion;
@@ -89,12 +91,14 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
         .onMessage(RegisterAll.class, this::registerAll)
         .onMessage(Deregister.class, m -> {
           backend.deregisterMemory(m.region());
+          path.meters().deregistered(type);
           return this;
         })
         .onMessage(Connect.class, this::connect)
         .onMessage(HandshakeDone.class, this::handshakeDone)
         .onMessage(AcceptHandshake.class, this::acceptHandshake)
         .onMessage(Disconnect.class, m -> {
+          if (backend.connected(m.peerKey())) path.meters().connection(type, m.peerKey(), Change.DISCONNECTED, m.reason());
           backend.disconnect(m.peerKey(), m.error(), m.reason());
           return this;
         })
@@ -111,6 +115,7 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
       backend.start(new BackendListener() {
         @Override
         public void peerLost(String peerKey, TransportError error, String reason) {
+          path.meters().connection(type, peerKey, Change.LOST, reason);
           engine.tell(new EngineMessages.PeerLost(peerKey, type, reason));
         }
 
@@ -121,13 +126,20 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
 
         @Override
         public void reconnect(String peerKey, String why) {
+          path.meters().connection(type, peerKey, Change.RECONNECT, why);
           engine.tell(new EngineMessages.Reconnect(peerKey, type, why));
+        }
+
+        @Override
+        public void kernelLaunched() {
+          path.meters().kernelLaunched();
         }
       });
     } catch (RuntimeException e) {
       m.replyTo().tell(StatusReply.error(e));
       return Behaviors.stopped();
     }
+    path.meters().backendStarted(type);
     int i = 0;
     for (CompletionSource s : backend.completionSources()) {
       getContext().spawn(CompletionPollerActor.create(s, settings), "poller-" + i++,
@@ -138,9 +150,13 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
   }
 
   private Behavior<Command> register(Register m) {
+    EngineMeters.Registration timing = path.meters().beginRegistration(type, m.region().id(), m.region().gpu(), m.region().size());
     try {
-      m.replyTo().tell(StatusReply.success(backend.registerMemory(m.region())));
+      byte[] blob = backend.registerMemory(m.region());
+      timing.end(null);
+      m.replyTo().tell(StatusReply.success(blob));
     } catch (RuntimeException e) {
+      timing.end(String.valueOf(e.getMessage()));
       m.replyTo().tell(StatusReply.error(e));
     }
     return this;
@@ -151,9 +167,12 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
     for (int i = 0; i < m.regions().size(); i++) {
       LocalRegion r = m.regions().get(i);
       LocalRegion parent = m.parents()[i];
+      EngineMeters.Registration timing = path.meters().beginRegistration(type, r.id(), r.gpu(), r.size());
       try {
         blobs.add(parent == null ? backend.registerMemory(r) : backend.registerView(r, parent));
+        timing.end(null);
       } catch (RuntimeException e) {
+        timing.end(String.valueOf(e.getMessage()));
         for (int j = 0; j < i; j++) backend.deregisterMemory(m.regions().get(j));
         m.replyTo().tell(StatusReply.error(new TransportException(e instanceof TransportException te ? te.error() : TransportError.BAD_STATE,
             (m.regions().size() > 1 ? "region " + i + " (" + r + "): " : "") + e.getMessage())));
@@ -175,14 +194,19 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
 
   private Behavior<Command> handshakeDone(HandshakeDone m) {
     if (m.failure() != null) {
+      path.meters().connection(type, m.peerKey(), Change.FAILED, "no handshake answer");
       m.replyTo().tell(StatusReply.error("no handshake answer from engine '" + m.peerKey() + "' within "
           + settings.handshakeTimeout().toMillis() + " ms (" + m.failure().getMessage() + ")"));
     } else if (m.reply().error() != null) {
+      path.meters().connection(type, m.peerKey(), Change.FAILED, m.reply().error());
       m.replyTo().tell(StatusReply.error("engine '" + m.peerKey() + "' refused the " + type + " handshake: " + m.reply().error()));
     } else {
       try {
-        m.replyTo().tell(StatusReply.success(backend.connect(m.peerKey(), m.reply().data())));
+        Object handle = backend.connect(m.peerKey(), m.reply().data());
+        path.meters().connection(type, m.peerKey(), Change.CONNECTED, null);
+        m.replyTo().tell(StatusReply.success(handle));
       } catch (TransportException e) {
+        path.meters().connection(type, m.peerKey(), Change.FAILED, e.getMessage());
         m.replyTo().tell(StatusReply.error(e.getMessage()));
       }
     }

@@ -369,6 +369,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
       // only when nothing else connected; otherwise the pair falls back, said once here
       boolean nothingElse = handles.isEmpty() && failures.isEmpty();
       faster.forEach((t, why) -> {
+        if (!nothingElse) path.meters().fallback(t, d.key(), why);
         if (nothingElse) failures.append(failures.isEmpty() ? "" : "; ").append(t).append(": ").append(why);
         else getContext().getLog().warn("engine '{}': {} cannot connect to engine '{}' ({}); its transfers use {}", id.key(), t, d.key(),
             why, handles.keySet());

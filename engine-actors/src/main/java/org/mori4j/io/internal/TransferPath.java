@@ -8,6 +8,9 @@ import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.MemoryLocationType;
 import org.mori4j.io.StatusCode;
 import org.mori4j.io.TransferStatus;
+import org.mori4j.io.internal.metrics.EngineMeters;
+import org.mori4j.io.internal.metrics.MetricsSettings;
+import org.mori4j.io.internal.metrics.RouteMeters;
 import org.mori4j.transport.TransferOp;
 
 /**
@@ -26,10 +29,28 @@ public final class TransferPath {
   /** Explains paths ({@code IoEngine.explain}) and warns once when a pair takes a slower one than it could. */
   private final PathExplainer explainer;
 
+  /** The engine's metrics (engine-actors/README.md, "Metrics"); every hook returns at once when they are off. */
+  private final EngineMeters meters;
+
   public TransferPath(String engineKey, long spinNanos) {
+    this(engineKey, spinNanos, MetricsSettings.OFF);
+  }
+
+  public TransferPath(String engineKey, long spinNanos, MetricsSettings metrics) {
     this.engineKey = engineKey;
     this.spinNanos = spinNanos;
+    this.meters = new EngineMeters(engineKey, metrics, this::routes);
     this.explainer = new PathExplainer(engineKey, this);
+  }
+
+  public EngineMeters meters() {
+    return meters;
+  }
+
+  /** Counts {@code st} as refused (kind {@code kind}) when no backend saw it: it failed before a route was chosen. */
+  public TransferStatusImpl counted(TransferStatusImpl st, byte op, int kind) {
+    if (!st.metered() && meters.enabled()) meters.refused(op, kind, st.code());
+    return st;
   }
 
   public Routes routes() {
@@ -55,6 +76,11 @@ public final class TransferPath {
   /** A single read ({@code kind == READ}) or write. */
   public TransferStatusImpl single(byte kind, MemoryDesc local, long localOffset, MemoryDesc remote,
                                    long remoteOffset, long size, long uid) {
+    return counted(route(kind, local, localOffset, remote, remoteOffset, size, uid), kind, RouteMeters.SINGLE);
+  }
+
+  private TransferStatusImpl route(byte kind, MemoryDesc local, long localOffset, MemoryDesc remote,
+                                   long remoteOffset, long size, long uid) {
     boolean read = kind == TransferOp.READ;
     String ln = read ? "localDst" : "localSrc";
     String rn = read ? "remoteSrc" : "remoteDst";
@@ -75,6 +101,7 @@ public final class TransferPath {
     st.initSingle(kind, l.region(), localOffset, p.handles().get(b.type()), remote.id(), remote.accessKey(),
         remote.address(), remoteOffset, size, uid);
     st.remoteData(remote.backendData().get(b.type()), remote.backendData());
+    st.meter(meters.route(remote.engineKey(), b.type(), kind, RouteMeters.SINGLE));
     b.backend().submit(st);
     return st;
   }
@@ -82,6 +109,17 @@ public final class TransferPath {
   /** One batch entry: all blocks between one (local, remote) pair as one request. */
   public TransferStatusImpl batch(byte kind, MemoryDesc local, long[] lo, MemoryDesc remote, long[] ro, long[] sizes,
                                   long uid) {
+    return batch(kind, RouteMeters.BATCH, local, lo, remote, ro, sizes, uid);
+  }
+
+  /** One batch entry counted as kind {@code meterKind} (a session's batch is counted as a session transfer). */
+  public TransferStatusImpl batch(byte kind, int meterKind, MemoryDesc local, long[] lo, MemoryDesc remote, long[] ro,
+                                  long[] sizes, long uid) {
+    return counted(routeBatch(kind, meterKind, local, lo, remote, ro, sizes, uid), kind, meterKind);
+  }
+
+  private TransferStatusImpl routeBatch(byte kind, int meterKind, MemoryDesc local, long[] lo, MemoryDesc remote, long[] ro,
+                                        long[] sizes, long uid) {
     boolean read = kind == TransferOp.READ;
     String ln = read ? "localDst" : "localSrc";
     String rn = read ? "remoteSrc" : "remoteDst";
@@ -122,6 +160,7 @@ public final class TransferPath {
       if (pooled) st.returnArraysTo(blockArrays, a);
     }
     st.remoteData(remote.backendData().get(b.type()), remote.backendData());
+    st.meter(meters.route(remote.engineKey(), b.type(), kind, meterKind));
     b.backend().submit(st);
     return st;
   }
@@ -149,6 +188,7 @@ public final class TransferPath {
       // remote GPU memory: only XGMI hands ops back, and it carries nothing else
       if (handle == null || !b.backend().canServe(op.local(), handle, true, st.descriptorData(b.type()))) continue;
       st.moveTo(b.type(), handle, b.backend().readsBlocksOnlyUntilDone());
+      meters.rerouted(from, b.type(), why);
       b.backend().submit(st);
       return true;
     }
@@ -168,7 +208,7 @@ public final class TransferPath {
           + " localOffsets, " + remotes.size() + " remote, " + ro.size() + " remoteOffsets, " + sizes.size() + " sizes";
     List<TransferStatus> out = new ArrayList<>(Math.max(n, 1));
     if (shape != null) {
-      for (int i = 0; i < Math.max(n, 1); i++) out.add(invalid(shape));
+      for (int i = 0; i < Math.max(n, 1); i++) out.add(counted(invalid(shape), kind, RouteMeters.BATCH));
       return out;
     }
     for (int i = 0; i < n; i++) out.add(batch(kind, locals.get(i), lo.get(i), remotes.get(i), ro.get(i), sizes.get(i), uids[i]));

@@ -48,6 +48,9 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
   private BlockArrayPool.Arrays pooledArrays;
   /** Every backend's part of the remote descriptor, so that a rerouted op finds the next backend's part. */
   private Map<BackendType, byte[]> descriptorData = Map.of();
+  /** The route whose metrics count this transfer (null: metrics off, or refused before a route existed). */
+  private org.mori4j.io.internal.metrics.RouteMeters meters;
+  private long startNanos;
 
   public TransferStatusImpl(long spinNanos) {
     this.spinNanos = spinNanos;
@@ -113,11 +116,24 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
     arrayPool.give(arrays);
   }
 
+  /** Counts this transfer on {@code route} (started now); call before handing it to the backend. */
+  public void meter(org.mori4j.io.internal.metrics.RouteMeters route) {
+    if (route == null) return;
+    meters = route;
+    startNanos = route.started(totalBytes());
+  }
+
+  /** Whether {@link #meter} counted this transfer on a route. */
+  public boolean metered() {
+    return meters != null;
+  }
+
   /** Completes the status once; returns this. */
   public TransferStatusImpl finish(StatusCode c, String msg) {
     if (!CLAIMED.compareAndSet(this, 0, 1)) return this;
     releaseArrays(); // the backend completes a batch only once it has read its blocks for the last time
     message = msg == null ? "" : msg;
+    if (meters != null) meters.finished(c, startNanos, this); // before the code: a waiter then reads counters with it
     code = c; // volatile write publishes the message
     Thread w = (Thread) WAITER.getAndSet(this, (Thread) null);
     if (w != null) LockSupport.unpark(w);

@@ -33,9 +33,13 @@ final class DeviceTransfers implements AutoCloseable {
   private final boolean[][] peerEnabled;
   private final DevicePool[] pools;
   private final GatherKernel kernel;
+  /** Told of each kernel launch (the engine's metrics count them). */
+  private final org.mori4j.transport.BackendListener listener;
   private int onGpu;
 
-  DeviceTransfers(String engineKey, GpuRuntime gpu, XgmiSettings settings, boolean[][] peerAccess) {
+  DeviceTransfers(String engineKey, GpuRuntime gpu, XgmiSettings settings, boolean[][] peerAccess,
+                  org.mori4j.transport.BackendListener listener) {
+    this.listener = listener;
     this.name = "xgmi-" + engineKey;
     this.gpu = gpu;
     this.settings = settings;
@@ -90,6 +94,7 @@ final class DeviceTransfers implements AutoCloseable {
         if (!sameSize) op.copyBlocks(2, table, 16L * n);
         kernel.launch(stream, pool.uploadTable(slot, bytes, stream), n, write ? localBase : remoteBase, write ? remoteBase : localBase,
             sameSize ? maxBlock : 0, maxBlock);
+        listener.kernelLaunched();
       }
       pool.event(slot).record(stream);
     } catch (RuntimeException e) {

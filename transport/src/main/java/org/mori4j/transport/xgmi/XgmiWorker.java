@@ -53,7 +53,7 @@ final class XgmiWorker extends DrivenWorker {
     this.settings = settings;
     this.confirmer = confirmer;
     this.devicePci = devicePci;
-    this.transfers = new DeviceTransfers(engineKey, gpu, settings, peerAccess);
+    this.transfers = new DeviceTransfers(engineKey, gpu, settings, peerAccess, listener);
     this.access = new RegionAccess(name(), gpu, transfers, listener);
   }
 
