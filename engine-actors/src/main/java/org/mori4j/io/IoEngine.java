@@ -209,15 +209,16 @@ public final class IoEngine implements AutoCloseable {
    * Registers many regions with one round trip to the engine, which asks each backend once for all of them;
    * returns their descriptors in order. All or none: a region the engine refuses fails the call with a message
    * naming its index, and nothing is registered. A region inside one already registered (same kind and
-   * device) is served by the range cache, as with the single-region calls.
+   * device) is served by the range cache, as with the single-region calls. (Named apart from
+   * {@code registerMemory} so that existing calls with a literal {@code null} stay unambiguous.)
    */
-  public List<MemoryDesc> registerMemory(List<MemoryRegistration> regions) {
+  public List<MemoryDesc> registerMemories(List<MemoryRegistration> regions) {
     if (regions == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "regions must not be null");
     return askStatus(r -> new IoEngineProtocol.RegisterMemories(new java.util.ArrayList<>(regions), r));
   }
 
-  /** Deregisters many regions with one round trip; all or none, as {@link #registerMemory(List)}. */
-  public void deregisterMemory(List<MemoryDesc> descs) {
+  /** Deregisters many regions with one round trip; all or none, as {@link #registerMemories(List)}. */
+  public void deregisterMemories(List<MemoryDesc> descs) {
     if (descs == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "descs must not be null");
     this.<Done>askStatus(r -> new IoEngineProtocol.DeregisterMemories(new java.util.ArrayList<>(descs), r));
   }

@@ -3,7 +3,7 @@ package org.mori4j.io;
 import java.lang.foreign.MemorySegment;
 
 /**
- * One region to register in a bulk {@link IoEngine#registerMemory(java.util.List)} call: host memory as a
+ * One region to register in a bulk {@link IoEngine#registerMemories(java.util.List)} call: host memory as a
  * native segment ({@link #host}), or device memory by address, size and device ({@link #gpu}). The engine checks
  * it as the single-region calls do and names the list index of a region it refuses. Records are immutable;
  * the memory itself must stay alive while registered.

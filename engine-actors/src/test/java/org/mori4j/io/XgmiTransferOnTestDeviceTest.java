@@ -81,6 +81,12 @@ class XgmiTransferOnTestDeviceTest extends XgmiTransferTests {
         want.asSlice(MIB + 4096, MIB - 4096).fill((byte) 0); // the batch wrote only 4 KiB at 1 MiB
         assertEquals("CRC " + GpuPattern.crc(want), ask(cmd, out, "CRC 0 " + 3 * MIB), "the child holds what was written over TCP");
         assertEquals(BackendType.TCP, x.createSession(local, remote).orElseThrow().backendType(), "the pair is routed to TCP from now on");
+        // and explain says so, with XGMI's reason: the IPC handle did not open here
+        PathExplanation why = x.explain(local, remote);
+        assertEquals(BackendType.TCP, why.chosen(), why.toString());
+        assertTrue(why.staged(), why.toString());
+        assertEquals(PathExplanation.Reason.IPC_HANDLE_NOT_OPENED, why.refusal(BackendType.XGMI).reason(), why.toString());
+        assertTrue(why.refusal(BackendType.XGMI).message().contains("CUDA_ERROR_PEER_ACCESS_UNSUPPORTED") && why.slower(), why.toString());
         // and reads come back the same way
         assertEquals("FILLED", ask(cmd, out, "FILL 5"));
         ok(x.read(local, 0, remote, 0, cap, x.allocateTransferUid()), "read over TCP");

@@ -112,15 +112,16 @@ public final class PathExplainer {
     boolean localGpu = l.region().gpu();
     boolean remoteGpu = remote.location() == MemoryLocationType.GPU;
     String peer = "engine '" + p.desc().key() + "'";
-    if (t == BackendType.XGMI && (!localGpu || !remoteGpu))
-      return new Refusal(t, Reason.MEMORY_KIND, "XGMI moves GPU memory only (local " + kind(localGpu) + ", remote " + kind(remoteGpu) + " memory)", false);
     Routes.Backend b = null;
     for (Routes.Backend x : r.backends()) if (x.type() == t) b = x;
+    // a backend that is not there is reported first, with why its creation failed: that is what a person can act on
     if (b == null) {
       CreateFailure f = createFailures.get(t);
       if (f != null) return new Refusal(t, f.reason(), "createBackend(" + t + ") failed: " + f.message(), f.reason() == Reason.BACKEND_NOT_CREATED);
       return new Refusal(t, Reason.BACKEND_NOT_CREATED, "engine '" + engineKey + "' has no " + t + " backend (createBackend(" + t + ") was not called)", false);
     }
+    if (t == BackendType.XGMI && (!localGpu || !remoteGpu))
+      return new Refusal(t, Reason.MEMORY_KIND, "XGMI moves GPU memory only (local " + kind(localGpu) + ", remote " + kind(remoteGpu) + " memory)", false);
     if (!p.desc().backends().contains(t))
       return new Refusal(t, Reason.NOT_ON_REMOTE, peer + " has no " + t + " backend (it has " + p.desc().backends() + ")", false);
     if (!b.backend().reaches(p.desc().backendData().get(t)))

@@ -178,6 +178,26 @@ class RdmaBackendTest {
   }
 
   @Test
+  void aViewSharesItsParentsMemoryRegionUntilBothAreDeregistered() throws Exception {
+    try (Pair p = new Pair(1, false)) {
+      int before = p.init.openMemoryRegions();
+      LocalRegion view = new LocalRegion(3, 33, p.a.asSlice(4096, 1 << 20), false, -1);
+      assertTrue(p.init.registerView(view, p.ra).length > 0);
+      assertEquals(before, p.init.openMemoryRegions(), "a view is served by its parent's memory region");
+      p.init.deregisterMemory(p.ra);
+      assertEquals(before, p.init.openMemoryRegions(), "the view still uses it");
+      fill(p.a, 7);
+      Op op = new Op();
+      op.initSingle(TransferOp.WRITE, view, 0, p.peer, p.rb.id(), p.rb.accessKey(), p.b.address(), 0, 65536, 9);
+      p.init.submit(op);
+      assertEquals("ok", op.await(), "a write from the view after its parent was deregistered");
+      assertEquals(-1, p.b.asSlice(0, 65536).mismatch(p.a.asSlice(4096, 65536)));
+      p.init.deregisterMemory(view);
+      assertEquals(before - 1, p.init.openMemoryRegions(), "closed with its last user");
+    }
+  }
+
+  @Test
   void closeLeavesNoMemoryRegionAndNoDeviceThread() throws Exception {
     Pair p = new Pair(2, true);
     assertEquals("ok", p.single(TransferOp.WRITE, 0, 0, 1 << 20, 1).await());
