@@ -113,6 +113,7 @@ public final class SoakNodeMain {
       int code = 0;
       while (!commands.exit()) {
         if (member.terminated()) {
+          emit("DOWNED"); // before the workers are joined and the system stopped, either of which may take a while
           System.err.println("soak node " + index + ": member removed from the cluster (downed); stopping");
           code = 3;
           break;

@@ -31,6 +31,8 @@ final class SoakNodeProcess implements AutoCloseable {
   private volatile Map<String, String> stats = Map.of();
   private volatile Map<String, String> notif = Map.of();
   private volatile Map<String, String> res;
+  private volatile long downedAt;
+  private volatile boolean reportedExit;
   private final List<String> replies = new ArrayList<>();
 
   private SoakNodeProcess(int index, int incarnation, Process process, Path log) {
@@ -65,6 +67,8 @@ final class SoakNodeProcess implements AutoCloseable {
           case "STATS" -> stats = kv(line);
           case "NOTIF" -> notif = kv(line);
           case "RES" -> res = kv(line);
+          case "DOWNED" -> downedAt = System.nanoTime();
+          case "EXIT" -> reportedExit = true;
           default -> { }
         }
         if (head.equals("PAUSED") || head.equals("STOPPED") || head.equals("FLUSHED") || head.equals("RES")) {
@@ -170,6 +174,16 @@ final class SoakNodeProcess implements AutoCloseable {
   /** Waits for the exit; true when it exited within {@code timeout}. */
   boolean awaitExit(Duration timeout) throws InterruptedException {
     return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** When it said its member was downed ({@link System#nanoTime()}), or 0. */
+  long downedAt() {
+    return downedAt;
+  }
+
+  /** Whether it printed its final counters and {@code EXIT} line (what remains is stopping its ActorSystem). */
+  boolean reportedExit() {
+    return reportedExit;
   }
 
   int exitCode() {
