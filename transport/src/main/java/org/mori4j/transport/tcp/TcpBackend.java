@@ -252,7 +252,12 @@ public final class TcpBackend implements TransferBackend {
       long deadline = System.nanoTime() + settings.connectTimeout().toNanos();
       configure(ch);
       TlsChannel tls = new TlsChannel(settings.tls().clientEngine(address.getHostString(), address.getPort()), ch);
-      tls.handshakeBlocking(deadline);
+      try {
+        tls.handshakeBlocking(deadline);
+      } catch (IOException e) {
+        tls.sendAlert(); // the target's log then says why (certificate_unknown, ...) instead of "closed"
+        throw e;
+      }
       tls.writeFully(hello, deadline);
       ByteBuffer r = ByteBuffer.allocate(RESP_HEADER);
       tls.readFully(r, deadline);

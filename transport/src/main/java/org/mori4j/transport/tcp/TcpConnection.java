@@ -35,6 +35,8 @@ abstract class TcpConnection {
   /** Staging for GPU payloads, opened on first use: device to socket, and socket to device. */
   private GpuStager outStager;
   private GpuStager inStager;
+  /** TLS under this connection's reads and writes; null on the plain path, which then costs one null check per call. */
+  TlsChannel tls;
 
   TcpConnection(TcpIoLoop loop, SocketChannel channel) {
     this.loop = loop;
@@ -67,6 +69,7 @@ abstract class TcpConnection {
 
   final void interest(int ops) {
     if (readBlocked) ops &= ~SelectionKey.OP_READ;
+    if (tls != null && tls.hasPendingOut()) ops |= SelectionKey.OP_WRITE;
     if (key != null && key.isValid() && key.interestOps() != ops) key.interestOps(ops);
   }
 
@@ -176,31 +179,116 @@ abstract class TcpConnection {
     return n;
   }
 
+  /**
+   * Bytes wait to be read where the selector cannot see them: in the stash, or (TLS) already received and not
+   * yet handed out. Code that would otherwise leave the next read to the selector checks this first.
+   */
+  final boolean buffered() {
+    return stash.hasRemaining() || (tls != null && tls.hasBuffered());
+  }
+
   /** Reads into {@code b}; -1 on end of stream. */
   final int read(ByteBuffer b) throws IOException {
-    int n = channel.read(b);
+    int n = tls == null ? channel.read(b) : tlsRead(b);
     if (n > 0) lastProgressNanos = System.nanoTime();
     return n;
   }
 
   final long read(ByteBuffer[] iov, int count) throws IOException {
     // the JDK's vectored calls allocate a releaser per buffer of a memory segment; one buffer needs none
-    long n = count == 1 ? channel.read(iov[0]) : channel.read(iov, 0, count);
+    long n = tls != null ? tlsRead(iov, count) : count == 1 ? channel.read(iov[0]) : channel.read(iov, 0, count);
     if (n > 0) lastProgressNanos = System.nanoTime();
     return n;
   }
 
   final int write(ByteBuffer b) throws IOException {
-    int n = channel.write(b);
+    int n = tls == null ? channel.write(b) : (int) tls.write(b);
     if (n > 0) lastProgressNanos = System.nanoTime();
     return n;
   }
 
   final long write(ByteBuffer[] iov, int count) throws IOException {
-    long n = count == 1 ? channel.write(iov[0]) : channel.write(iov, 0, count);
+    long n = tls != null ? tls.write(iov, count) : count == 1 ? channel.write(iov[0]) : channel.write(iov, 0, count);
     if (n > 0) lastProgressNanos = System.nanoTime();
     return n;
   }
+
+  private int tlsRead(ByteBuffer b) throws IOException {
+    int n = tls.read(b);
+    // a post-handshake message (a key update) may have left an answer to send
+    if (tls.hasPendingOut()) wantWrite();
+    return n;
+  }
+
+  private long tlsRead(ByteBuffer[] iov, int count) throws IOException {
+    long n = tls.read(iov, count);
+    if (tls.hasPendingOut()) wantWrite();
+    return n;
+  }
+
+  private void wantWrite() {
+    if (key != null && key.isValid() && (key.interestOps() & SelectionKey.OP_WRITE) == 0)
+      key.interestOps(key.interestOps() | SelectionKey.OP_WRITE);
+  }
+
+  /**
+   * TLS, loop thread, for each ready key: drives the handshake until it completes and flushes pending
+   * ciphertext when the socket is writable; returns the ready operations the connection itself handles. A
+   * failed handshake closes the connection with one log line before the connection ever reads a byte, so a
+   * peer without a valid certificate never reaches the hello and its token check.
+   */
+  final int tlsReady(int ready) {
+    TlsChannel t = tls;
+    try {
+      if (!t.established()) {
+        if (t.taskRunning()) return 0;
+        int want = t.handshake();
+        if (want < 0) {
+          key.interestOps(0);
+          t.runTasks(this::tlsTasksDone);
+          return 0;
+        }
+        if (want > 0) {
+          key.interestOps(want);
+          return 0;
+        }
+        lastProgressNanos = System.nanoTime();
+        key.interestOps(SelectionKey.OP_READ | (t.hasPendingOut() ? SelectionKey.OP_WRITE : 0));
+        // what came with the peer's last handshake message (its hello, say) is already here
+        return t.hasBuffered() ? SelectionKey.OP_READ : 0;
+      }
+      if ((ready & SelectionKey.OP_WRITE) != 0 && t.hasPendingOut()) {
+        if (!t.flush()) return ready & ~SelectionKey.OP_WRITE;
+        // the connection's own write, if any, sets write interest again
+        key.interestOps(key.interestOps() & ~SelectionKey.OP_WRITE);
+      }
+      return ready;
+    } catch (IOException | RuntimeException e) {
+      if (!t.established()) {
+        // the peer learns why (bad certificate, ...); the connection's close is the one log line
+        t.sendAlert();
+        fail(TransportError.TRANSPORT, "TLS handshake failed: " + e.getMessage());
+      } else {
+        fail(TransportError.TRANSPORT, "TLS: " + e.getMessage());
+      }
+      return 0;
+    }
+  }
+
+  /** Any thread: the handshake's delegated tasks are done; the loop takes the handshake up again. */
+  private void tlsTasksDone() {
+    try {
+      loop.execute(() -> {
+        tls.tasksDone();
+        if (dead) return;
+        int ready = tlsReady(0);
+        if ((ready & SelectionKey.OP_READ) != 0) onReadable();
+      });
+    } catch (IllegalStateException loopClosed) {
+      // the loop closed and failed this connection already
+    }
+  }
+
 
   final void closeChannel() {
     dead = true;

@@ -178,6 +178,7 @@ final class TcpIoLoop implements CompletionSource {
     Object att = k.attachment();
     if (att instanceof TcpConnection c) {
       int ready = k.readyOps();
+      if (c.tls != null && (ready = c.tlsReady(ready)) == 0) return;
       if ((ready & SelectionKey.OP_WRITE) != 0) c.onWritable();
       if ((ready & SelectionKey.OP_READ) != 0 && k.isValid()) c.onReadable();
     } else if (att instanceof Runnable acceptor) {

@@ -16,11 +16,26 @@ import java.time.Duration;
  * @param maxBatchEntries    most blocks in one request (bounds the target's entry buffer)
  * @param enableNotification whether inbound writes are recorded for the application
  * @param gpuStagingChunk    bytes of each pinned staging buffer for GPU memory (two per direction per connection)
+ * @param tls                TLS for every data connection, or null for plain TCP
  */
 public record TcpSettings(String bindHost, int bindPort, int connectionsPerPeer, int ioThreads, long stripeThreshold,
                           int socketBufferBytes, Duration peerTimeout, Duration connectTimeout, int maxBatchEntries,
-                          boolean enableNotification, int gpuStagingChunk) {
+                          boolean enableNotification, int gpuStagingChunk, TcpTls tls) {
   public TcpSettings {
     if (gpuStagingChunk < 4096) throw new IllegalArgumentException("gpuStagingChunk must be >= 4096: " + gpuStagingChunk);
+  }
+
+  /** Plain TCP (no TLS). */
+  public TcpSettings(String bindHost, int bindPort, int connectionsPerPeer, int ioThreads, long stripeThreshold,
+                     int socketBufferBytes, Duration peerTimeout, Duration connectTimeout, int maxBatchEntries,
+                     boolean enableNotification, int gpuStagingChunk) {
+    this(bindHost, bindPort, connectionsPerPeer, ioThreads, stripeThreshold, socketBufferBytes, peerTimeout, connectTimeout,
+        maxBatchEntries, enableNotification, gpuStagingChunk, null);
+  }
+
+  /** These settings with {@code tls} (null: plain TCP). */
+  public TcpSettings withTls(TcpTls tls) {
+    return new TcpSettings(bindHost, bindPort, connectionsPerPeer, ioThreads, stripeThreshold, socketBufferBytes, peerTimeout,
+        connectTimeout, maxBatchEntries, enableNotification, gpuStagingChunk, tls);
   }
 }
