@@ -51,6 +51,12 @@ class JsonRowsFormatTest {
     assertEquals(resource("empty-baselines.json"), JsonRows.baselinesToJson(List.of()));
   }
 
+  /** The databind declared in bench/pom.xml and the core Pekko brings must be one release, or Jackson may fail at run time. */
+  @Test
+  void jacksonCoreAndDatabindAreTheSameRelease() {
+    assertEquals(com.fasterxml.jackson.core.json.PackageVersion.VERSION.toString(), com.fasterxml.jackson.databind.cfg.PackageVersion.VERSION.toString());
+  }
+
   @Test
   void recordedResultsReadBackAndWriteTheSameBytes(@TempDir Path dir) throws IOException {
     for (String name : List.of("recorded-write-sweep.json", "recorded-write-sweep.baselines.json", "recorded-rdma-write-64m.json",
