@@ -91,5 +91,7 @@ run gpu-write-sweep "${gpu[@]}" --all --sweep-start-size 4K --transfer-batch-siz
 for f in "$dir"/gpu-write-64m-*.txt "$dir"/gpu-read-64m.txt; do
   echo "$(basename "$f" .txt): $(grep -E '^ +64 MiB x 1: gpu avg BW' "$f" | sed 's/^ *//')"
 done | tee "$dir/comparison.txt"
+# an SVG beside every run's JSON: bandwidth and latency by size, the rows beside the baselines (subtitle from machine.txt)
+"${mori4j[@]}" plot --dir "$dir" || echo "plots not drawn (mori4j plot failed)" >&2
 echo "recorded in $dir"
 exit "$failed"

@@ -53,4 +53,6 @@ for f in "$dir"/*.txt; do
   case $(basename "$f") in machine.txt|info.txt) continue ;; esac
   grep -E '^  [0-9]+ [KMG]?i?B x [0-9]+: rdma ' "$f" | sed "s/^ */$(basename "$f" .txt): /"
 done | tee "$dir/comparison.txt"
+# an SVG beside every run's JSON: bandwidth and latency by size, the rows beside the baselines (subtitle from machine.txt)
+"${mori4j[@]}" plot --dir "$dir" || echo "plots not drawn (mori4j plot failed)" >&2
 echo "recorded in $dir"

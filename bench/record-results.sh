@@ -48,4 +48,6 @@ for i in 1 2 3; do run burst-4k-128-$i --buffer-size 4K --transfer-batch-size 12
 for f in "$dir"/write-64m-*.txt "$dir"/session-4k-*.txt "$dir"/burst-4k-128-*.txt; do
   echo "$(basename "$f" .txt): $(grep -A3 '^Comparison' "$f" | grep -E '64 MiB x 1|4 KiB x 1|4 KiB x 128' | sed 's/^ *//')"
 done | tee "$dir/comparison.txt"
+# an SVG beside every run's JSON: bandwidth and latency by size, the rows beside the baselines (subtitle from machine.txt)
+"${mori4j[@]}" plot --dir "$dir" || echo "plots not drawn (mori4j plot failed)" >&2
 echo "recorded in $dir"

@@ -62,4 +62,6 @@ for mode in ${MORI4J_XGMI_MODES:-same-process two-process}; do
   # is its own entry and the batch is one gather/scatter kernel launch
   run "$mode-batch-4096-reversed" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 4096 --enable-batch-transfer --block-order reversed --iters 200
 done
+# an SVG beside every run's JSON: bandwidth and latency by size, the rows beside the baselines (subtitle from machine.txt)
+"${mori4j[@]}" plot --dir "$dir" || echo "plots not drawn (mori4j plot failed)" >&2
 exit $failed
