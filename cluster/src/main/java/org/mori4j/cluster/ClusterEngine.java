@@ -340,7 +340,7 @@ public final class ClusterEngine extends AbstractBehavior<ClusterEngine.Command>
 
   private void markLost(EngineDesc desc, String why) {
     getContext().getLog().info("engine '{}' declares engine '{}' lost: {}", self.key(), desc.key(), why);
-    getContext().ask(castReply(), engine, askTimeout, r -> new IoEngineProtocol.MarkPeerLost(desc.key(), why, r),
+    getContext().ask(castReply(), engine, askTimeout, r -> new IoEngineProtocol.MarkPeerLost(desc.key(), desc.incarnation(), why, r),
         (r, err) -> new MarkedLost(desc.key(), err != null ? err.toString() : r.isError() ? r.getError().getMessage() : null));
   }
 }

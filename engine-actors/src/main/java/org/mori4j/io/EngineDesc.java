@@ -15,15 +15,19 @@ import org.mori4j.io.internal.DescriptorCodec;
  * other), the node it runs on, the host and port its control plane (Pekko remoting) listens on, the full
  * address of its engine actor, its process id, the backends it had when the descriptor was taken, and what
  * those backends add (the XGMI backend: the host, PID namespace and process the engine runs in, so that a
- * peer knows whether GPU peer copies can reach it). Pass it to the other side out of band with
- * {@link #toBytes()} and {@link #fromBytes(byte[])}.
+ * peer knows whether GPU peer copies can reach it), and its incarnation: a random non-zero number the engine
+ * chose when it started, so that an engine restarted under the same key (and address) is told apart from
+ * the process it replaces; 0 means "not stated" (a descriptor built by hand, or one of format 1 or 2). Pass it
+ * to the other side out of band with {@link #toBytes()} and {@link #fromBytes(byte[])}.
  */
 public record EngineDesc(String key, String nodeId, String host, int port, long pid, String controlPath,
-                         Set<BackendType> backends, Map<BackendType, byte[]> backendData) {
+                         Set<BackendType> backends, Map<BackendType, byte[]> backendData, long incarnation) {
   private static final int MAGIC = 0x4d344a45; // "M4JE"
   /** Version 1 has no backend data; an engine without any writes it, so older readers still read it. */
   private static final int VERSION = 1;
   private static final int VERSION_WITH_DATA = 2;
+  /** Version 3 adds the incarnation (after the backend mask) and allows zero backend data entries. */
+  private static final int VERSION_WITH_INCARNATION = 3;
 
   public EngineDesc {
     Objects.requireNonNull(key, "key");
@@ -38,9 +42,15 @@ public record EngineDesc(String key, String nodeId, String host, int port, long 
     backendData = Collections.unmodifiableMap(copy);
   }
 
-  /** A descriptor without backend data. */
+  /** A descriptor without backend data or incarnation. */
   public EngineDesc(String key, String nodeId, String host, int port, long pid, String controlPath, Set<BackendType> backends) {
-    this(key, nodeId, host, port, pid, controlPath, backends, null);
+    this(key, nodeId, host, port, pid, controlPath, backends, null, 0);
+  }
+
+  /** A descriptor without an incarnation (0: not stated). */
+  public EngineDesc(String key, String nodeId, String host, int port, long pid, String controlPath, Set<BackendType> backends,
+                    Map<BackendType, byte[]> backendData) {
+    this(key, nodeId, host, port, pid, controlPath, backends, backendData, 0);
   }
 
   /** What backend {@code type} added to this descriptor, or null; a copy. */
@@ -51,13 +61,16 @@ public record EngineDesc(String key, String nodeId, String host, int port, long 
 
   /** The versioned binary form. */
   public byte[] toBytes() {
-    DescriptorCodec.Writer w = new DescriptorCodec.Writer().header(MAGIC, backendData.isEmpty() ? VERSION : VERSION_WITH_DATA)
+    // the oldest format that holds what this descriptor carries, so that older readers keep reading what they can
+    int version = incarnation != 0 ? VERSION_WITH_INCARNATION : backendData.isEmpty() ? VERSION : VERSION_WITH_DATA;
+    DescriptorCodec.Writer w = new DescriptorCodec.Writer().header(MAGIC, version)
         .string(key).string(nodeId).string(host).i32(port).i64(pid).string(controlPath);
     int mask = 0;
     for (BackendType t : backends) mask |= 1 << t.ordinal();
     w.i32(mask);
+    if (version == VERSION_WITH_INCARNATION) w.i64(incarnation).i8(backendData.size());
+    else if (!backendData.isEmpty()) w.i8(backendData.size());
     if (!backendData.isEmpty()) {
-      w.i8(backendData.size());
       backendData.forEach((k, v) -> w.i8(k.ordinal()).blob(v));
     }
     return w.toBytes();
@@ -66,7 +79,7 @@ public record EngineDesc(String key, String nodeId, String host, int port, long 
   /** Parses {@link #toBytes()}'s output; anything else throws {@link IllegalArgumentException}. */
   public static EngineDesc fromBytes(byte[] bytes) {
     return DescriptorCodec.decode("EngineDesc", () -> {
-      ByteBuffer in = DescriptorCodec.open(bytes, MAGIC, VERSION, VERSION_WITH_DATA, "EngineDesc");
+      ByteBuffer in = DescriptorCodec.open(bytes, MAGIC, VERSION, VERSION_WITH_INCARNATION, "EngineDesc");
       int version = DescriptorCodec.version(in);
       String key = DescriptorCodec.readString(in, "EngineDesc.key");
       if (key.isEmpty()) throw new IllegalArgumentException("EngineDesc.key: empty");
@@ -84,10 +97,16 @@ public record EngineDesc(String key, String nodeId, String host, int port, long 
       EnumSet<BackendType> set = EnumSet.noneOf(BackendType.class);
       for (BackendType t : BackendType.values()) if ((mask & (1 << t.ordinal())) != 0) set.add(t);
       EnumMap<BackendType, byte[]> data = new EnumMap<>(BackendType.class);
-      if (version == VERSION_WITH_DATA) {
+      long incarnation = 0;
+      if (version == VERSION_WITH_INCARNATION) {
+        DescriptorCodec.need(in, 8, "EngineDesc.incarnation");
+        incarnation = in.getLong();
+        if (incarnation == 0) throw new IllegalArgumentException("EngineDesc.incarnation: 0 in a format-3 descriptor");
+      }
+      if (version != VERSION) {
         DescriptorCodec.need(in, 1, "EngineDesc.backendData");
         int n = in.get() & 0xff;
-        if (n == 0 || n > BackendType.values().length) throw new IllegalArgumentException("EngineDesc.backendData: " + n + " entries");
+        if ((n == 0 && version == VERSION_WITH_DATA) || n > BackendType.values().length) throw new IllegalArgumentException("EngineDesc.backendData: " + n + " entries");
         for (int i = 0; i < n; i++) {
           DescriptorCodec.need(in, 1, "EngineDesc.backendData");
           int t = in.get() & 0xff;
@@ -97,27 +116,32 @@ public record EngineDesc(String key, String nodeId, String host, int port, long 
         }
       }
       DescriptorCodec.expectEnd(in, "EngineDesc");
-      return new EngineDesc(key, nodeId, host, port, pid, path, set, data);
+      return new EngineDesc(key, nodeId, host, port, pid, path, set, data, incarnation);
     });
+  }
+
+  /** An incarnation as logs and error messages show it: hexadecimal, or "not stated" for 0. */
+  public static String incarnationText(long incarnation) {
+    return incarnation == 0 ? "not stated" : "0x" + Long.toHexString(incarnation);
   }
 
   @Override
   public boolean equals(Object o) {
     if (!(o instanceof EngineDesc d)) return false;
     if (!(key.equals(d.key) && nodeId.equals(d.nodeId) && host.equals(d.host) && port == d.port && pid == d.pid
-        && controlPath.equals(d.controlPath) && backends.equals(d.backends) && backendData.keySet().equals(d.backendData.keySet()))) return false;
+        && controlPath.equals(d.controlPath) && backends.equals(d.backends) && incarnation == d.incarnation && backendData.keySet().equals(d.backendData.keySet()))) return false;
     for (var e : backendData.entrySet()) if (!Arrays.equals(e.getValue(), d.backendData.get(e.getKey()))) return false;
     return true;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(key, nodeId, host, port, pid, controlPath, backends);
+    return Objects.hash(key, nodeId, host, port, pid, controlPath, backends, incarnation);
   }
 
   @Override
   public String toString() {
-    return "EngineDesc[key=" + key + ", node=" + nodeId + ", " + host + ":" + port + ", pid=" + pid + ", control=" + controlPath
+    return "EngineDesc[key=" + key + ", node=" + nodeId + ", " + host + ":" + port + ", pid=" + pid + ", incarnation=" + incarnationText(incarnation) + ", control=" + controlPath
         + ", backends=" + backends + (backendData.isEmpty() ? "" : ", data of " + backendData.keySet()) + "]";
   }
 }

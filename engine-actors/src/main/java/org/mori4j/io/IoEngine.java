@@ -73,6 +73,7 @@ public final class IoEngine implements AutoCloseable {
         .withFallback(base);
     reserve(key);
     TransferPath path = new TransferPath(key, s.awaitSpinNanos(), MetricsSettings.from(base));
+    path.defaultDeadlineNanos(org.mori4j.io.internal.TransferDeadlines.defaultNanos(base));
     try {
       var holder = new Object() { ActorSystem<IoEngineProtocol.Command> sys; };
       holder.sys = ActorSystem.create(org.apache.pekko.actor.typed.javadsl.Behaviors.setup(ctx -> {
@@ -103,6 +104,7 @@ public final class IoEngine implements AutoCloseable {
     reserve(key);
     try {
       TransferPath path = new TransferPath(key, s.awaitSpinNanos(), MetricsSettings.from(system.settings().config()));
+      path.defaultDeadlineNanos(org.mori4j.io.internal.TransferDeadlines.defaultNanos(system.settings().config()));
       var addr = system.address();
       EngineActor.Identity id = new EngineActor.Identity(key, nodeId(), addr.getHost().orElse(config.host()),
           (Integer) addr.getPort().orElse(config.port()), ProcessHandle.current().pid());
@@ -283,22 +285,46 @@ public final class IoEngine implements AutoCloseable {
   }
 
   public TransferStatus read(MemoryDesc localDst, long localOffset, MemoryDesc remoteSrc, long remoteOffset, long size, long uid) {
-    return path.single(TransferOp.READ, localDst, localOffset, remoteSrc, remoteOffset, size, uid);
+    return read(localDst, localOffset, remoteSrc, remoteOffset, size, uid, null);
+  }
+
+  /** {@link #read} with per-call {@code options} (a deadline; null: the engine's default). */
+  public TransferStatus read(MemoryDesc localDst, long localOffset, MemoryDesc remoteSrc, long remoteOffset, long size, long uid,
+                             TransferOptions options) {
+    return path.withDeadline(path.single(TransferOp.READ, localDst, localOffset, remoteSrc, remoteOffset, size, uid), options);
   }
 
   public TransferStatus write(MemoryDesc localSrc, long localOffset, MemoryDesc remoteDst, long remoteOffset, long size, long uid) {
-    return path.single(TransferOp.WRITE, localSrc, localOffset, remoteDst, remoteOffset, size, uid);
+    return write(localSrc, localOffset, remoteDst, remoteOffset, size, uid, null);
+  }
+
+  /** {@link #write} with per-call {@code options} (a deadline; null: the engine's default). */
+  public TransferStatus write(MemoryDesc localSrc, long localOffset, MemoryDesc remoteDst, long remoteOffset, long size, long uid,
+                              TransferOptions options) {
+    return path.withDeadline(path.single(TransferOp.WRITE, localSrc, localOffset, remoteDst, remoteOffset, size, uid), options);
   }
 
   /** One status per (local, remote) pair; pair {@code i} moves {@code sizes[i][j]} bytes per block. */
   public List<TransferStatus> batchRead(List<MemoryDesc> localDst, List<long[]> localOffsets, List<MemoryDesc> remoteSrc,
                                         List<long[]> remoteOffsets, List<long[]> sizes, long[] uids) {
-    return path.batches(TransferOp.READ, localDst, localOffsets, remoteSrc, remoteOffsets, sizes, uids);
+    return batchRead(localDst, localOffsets, remoteSrc, remoteOffsets, sizes, uids, null);
+  }
+
+  /** {@link #batchRead} with per-call {@code options}: each entry gets the deadline. */
+  public List<TransferStatus> batchRead(List<MemoryDesc> localDst, List<long[]> localOffsets, List<MemoryDesc> remoteSrc,
+                                        List<long[]> remoteOffsets, List<long[]> sizes, long[] uids, TransferOptions options) {
+    return path.withDeadline(path.batches(TransferOp.READ, localDst, localOffsets, remoteSrc, remoteOffsets, sizes, uids), options);
   }
 
   public List<TransferStatus> batchWrite(List<MemoryDesc> localSrc, List<long[]> localOffsets, List<MemoryDesc> remoteDst,
                                          List<long[]> remoteOffsets, List<long[]> sizes, long[] uids) {
-    return path.batches(TransferOp.WRITE, localSrc, localOffsets, remoteDst, remoteOffsets, sizes, uids);
+    return batchWrite(localSrc, localOffsets, remoteDst, remoteOffsets, sizes, uids, null);
+  }
+
+  /** {@link #batchWrite} with per-call {@code options}: each entry gets the deadline. */
+  public List<TransferStatus> batchWrite(List<MemoryDesc> localSrc, List<long[]> localOffsets, List<MemoryDesc> remoteDst,
+                                         List<long[]> remoteOffsets, List<long[]> sizes, long[] uids, TransferOptions options) {
+    return path.withDeadline(path.batches(TransferOp.WRITE, localSrc, localOffsets, remoteDst, remoteOffsets, sizes, uids), options);
   }
 
   /**
@@ -319,6 +345,8 @@ public final class IoEngine implements AutoCloseable {
           + " (it is not registered until it is registered again)");
       throw new IoEngineException(StatusCode.ERR_NOT_FOUND, "remote engine '" + remote.engineKey() + "' is not registered");
     }
+    if (p.desc().incarnation() != remote.ownerIncarnation())
+      throw new IoEngineException(StatusCode.ERR_NOT_FOUND, TransferPath.staleRemote("remote", remote, p.desc().incarnation()));
     for (Routes.Backend b : r.backends()) {
       Object handle = p.handles().get(b.type());
       if (handle == null || !b.backend().canServe(l.region(), handle, remote.location() == MemoryLocationType.GPU,

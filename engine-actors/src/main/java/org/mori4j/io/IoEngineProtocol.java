@@ -56,8 +56,16 @@ public final class IoEngineProtocol {
    * {@code reason}, until the key is registered again. The key need not be registered (a loss may be noticed
    * before a registration finished). The engine remembers the most recently lost keys only
    * ({@code mori4j.engine.lost-peers-remembered}); an older one reads as unregistered ({@code ERR_NOT_FOUND}).
+   * A non-zero {@code incarnation} limits the loss to that incarnation of the key: when another incarnation is
+   * registered by now (the engine restarted and was registered again before its old self was noticed gone), the
+   * command changes nothing and succeeds.
    */
-  public record MarkPeerLost(String engineKey, String reason, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+  public record MarkPeerLost(String engineKey, long incarnation, String reason, ActorRef<StatusReply<Done>> replyTo) implements Command {
+    /** A loss of whatever incarnation of {@code engineKey} is registered. */
+    public MarkPeerLost(String engineKey, String reason, ActorRef<StatusReply<Done>> replyTo) {
+      this(engineKey, 0, reason, replyTo);
+    }
+  }
 
   /** Registers host memory given as a native segment. */
   public record RegisterMemory(MemorySegment memory, MemoryLocationType location, int deviceId,
@@ -75,20 +83,43 @@ public final class IoEngineProtocol {
   /** Deregisters many regions with one round trip; a descriptor that is not registered fails the call and deregisters none. */
   public record DeregisterMemories(List<MemoryDesc> descs, ActorRef<StatusReply<Done>> replyTo) implements Command {}
 
-  /** Reads {@code size} bytes of {@code remoteSrc} into {@code localDst}; the reply comes when it is done. */
+  /**
+   * Reads {@code size} bytes of {@code remoteSrc} into {@code localDst}; the reply comes when it is done.
+   * {@code options} (null: the engine's defaults) may set a deadline (see {@link TransferOptions}).
+   */
   public record Read(MemoryDesc localDst, long localOffset, MemoryDesc remoteSrc, long remoteOffset, long size,
-                     long uid, ActorRef<TransferStatus> replyTo) implements Command {}
+                     long uid, TransferOptions options, ActorRef<TransferStatus> replyTo) implements Command {
+    public Read(MemoryDesc localDst, long localOffset, MemoryDesc remoteSrc, long remoteOffset, long size, long uid,
+                ActorRef<TransferStatus> replyTo) {
+      this(localDst, localOffset, remoteSrc, remoteOffset, size, uid, null, replyTo);
+    }
+  }
 
   /** Writes {@code size} bytes of {@code localSrc} into {@code remoteDst}; the reply comes when it is done. */
   public record Write(MemoryDesc localSrc, long localOffset, MemoryDesc remoteDst, long remoteOffset, long size,
-                      long uid, ActorRef<TransferStatus> replyTo) implements Command {}
+                      long uid, TransferOptions options, ActorRef<TransferStatus> replyTo) implements Command {
+    public Write(MemoryDesc localSrc, long localOffset, MemoryDesc remoteDst, long remoteOffset, long size, long uid,
+                 ActorRef<TransferStatus> replyTo) {
+      this(localSrc, localOffset, remoteDst, remoteOffset, size, uid, null, replyTo);
+    }
+  }
 
   /** One batch entry: many blocks between one (local, remote) pair; the reply comes when all are done. */
   public record BatchRead(MemoryDesc localDst, long[] localOffsets, MemoryDesc remoteSrc, long[] remoteOffsets,
-                          long[] sizes, long uid, ActorRef<TransferStatus> replyTo) implements Command {}
+                          long[] sizes, long uid, TransferOptions options, ActorRef<TransferStatus> replyTo) implements Command {
+    public BatchRead(MemoryDesc localDst, long[] localOffsets, MemoryDesc remoteSrc, long[] remoteOffsets, long[] sizes, long uid,
+                     ActorRef<TransferStatus> replyTo) {
+      this(localDst, localOffsets, remoteSrc, remoteOffsets, sizes, uid, null, replyTo);
+    }
+  }
 
   public record BatchWrite(MemoryDesc localSrc, long[] localOffsets, MemoryDesc remoteDst, long[] remoteOffsets,
-                           long[] sizes, long uid, ActorRef<TransferStatus> replyTo) implements Command {}
+                           long[] sizes, long uid, TransferOptions options, ActorRef<TransferStatus> replyTo) implements Command {
+    public BatchWrite(MemoryDesc localSrc, long[] localOffsets, MemoryDesc remoteDst, long[] remoteOffsets, long[] sizes, long uid,
+                      ActorRef<TransferStatus> replyTo) {
+      this(localSrc, localOffsets, remoteDst, remoteOffsets, sizes, uid, null, replyTo);
+    }
+  }
 
   public record PopInboundTransferStatus(String remoteEngineKey, long uid,
                                          ActorRef<Optional<TransferStatus>> replyTo) implements Command {}

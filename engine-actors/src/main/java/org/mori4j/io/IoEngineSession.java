@@ -59,19 +59,39 @@ public final class IoEngineSession implements SessionActor.Handle {
   }
 
   public TransferStatus read(long localOffset, long remoteOffset, long size, long uid) {
-    return single(TransferOp.READ, localOffset, remoteOffset, size, uid);
+    return path.withDeadline(single(TransferOp.READ, localOffset, remoteOffset, size, uid), null);
+  }
+
+  /** {@link #read} with per-call {@code options} (a deadline; null: the engine's default). */
+  public TransferStatus read(long localOffset, long remoteOffset, long size, long uid, TransferOptions options) {
+    return path.withDeadline(single(TransferOp.READ, localOffset, remoteOffset, size, uid), options);
   }
 
   public TransferStatus write(long localOffset, long remoteOffset, long size, long uid) {
-    return single(TransferOp.WRITE, localOffset, remoteOffset, size, uid);
+    return path.withDeadline(single(TransferOp.WRITE, localOffset, remoteOffset, size, uid), null);
+  }
+
+  /** {@link #write} with per-call {@code options} (a deadline; null: the engine's default). */
+  public TransferStatus write(long localOffset, long remoteOffset, long size, long uid, TransferOptions options) {
+    return path.withDeadline(single(TransferOp.WRITE, localOffset, remoteOffset, size, uid), options);
   }
 
   public TransferStatus batchRead(long[] localOffsets, long[] remoteOffsets, long[] sizes, long uid) {
-    return batch(TransferOp.READ, localOffsets, remoteOffsets, sizes, uid);
+    return path.withDeadline(batch(TransferOp.READ, localOffsets, remoteOffsets, sizes, uid), null);
+  }
+
+  /** {@link #batchRead} with per-call {@code options}. */
+  public TransferStatus batchRead(long[] localOffsets, long[] remoteOffsets, long[] sizes, long uid, TransferOptions options) {
+    return path.withDeadline(batch(TransferOp.READ, localOffsets, remoteOffsets, sizes, uid), options);
   }
 
   public TransferStatus batchWrite(long[] localOffsets, long[] remoteOffsets, long[] sizes, long uid) {
-    return batch(TransferOp.WRITE, localOffsets, remoteOffsets, sizes, uid);
+    return path.withDeadline(batch(TransferOp.WRITE, localOffsets, remoteOffsets, sizes, uid), null);
+  }
+
+  /** {@link #batchWrite} with per-call {@code options}. */
+  public TransferStatus batchWrite(long[] localOffsets, long[] remoteOffsets, long[] sizes, long uid, TransferOptions options) {
+    return path.withDeadline(batch(TransferOp.WRITE, localOffsets, remoteOffsets, sizes, uid), options);
   }
 
   /** Whether the route still works: memory registered, peer connected, engine open. */

@@ -29,4 +29,13 @@ public interface TransferStatus {
 
   /** A stage completed with this status when the transfer is done (also on failure). */
   CompletionStage<TransferStatus> completion();
+
+  /**
+   * Cancels the transfer if it is still in progress: it then ends at once with {@code ERR_TIMEOUT} ("cancelled by
+   * the caller"), what its backend does later for it is dropped (a TCP request that has not left is not sent, a
+   * READ's late data goes to scratch memory, a late completion is ignored), and the caller may reuse its buffer as
+   * soon as this returns true: no byte moves into or out of it any more. Bytes that already moved stay moved (a
+   * WRITE may have landed in part or in full). Returns false when the transfer had already ended.
+   */
+  boolean cancel();
 }

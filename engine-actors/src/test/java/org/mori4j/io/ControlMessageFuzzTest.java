@@ -64,9 +64,12 @@ class ControlMessageFuzzTest {
         new IoEngineProtocol.MemoryLookup("buf", List.of(m)),
         new IoEngineProtocol.MemoryLookup("none", List.of()),
         new EngineMessages.BackendHandshake("engine-y", BackendType.TCP, new byte[] {1, 2, 3}, ref()),
+        new EngineMessages.BackendHandshake("engine-z", BackendType.RDMA, new byte[] {4}, ref(), 0x5eed_0001L, -7),
+        new MemoryDesc("engine-x", 8, -1, 0x20000, 4096, MemoryLocationType.CPU, 98, null, 0x77L),
         new EngineMessages.HandshakeReply(new byte[] {9, 8, 7, 6}, null),
         new EngineMessages.HandshakeReply(new byte[0], "refused: no TCP backend"),
         new XgmiMessages.Confirm("engine-y", 7, -99, BackendType.RDMA, ref(), ref()),
+        new XgmiMessages.Confirm("engine-y", 8, 3, BackendType.XGMI, ref(), ref(), 0x1234_5678L),
         new XgmiMessages.ConfirmReply(0x7f00_0000_0000L, 1L << 30, new byte[94], 0, ""),
         new XgmiMessages.ConfirmReply(0, 0, new byte[0], 2, "memory id 7 is not registered"),
         new XgmiMessages.Revoke("engine-x", 7, ref()),
@@ -82,6 +85,7 @@ class ControlMessageFuzzTest {
         assertEquals(h.type(), a.type());
         assertArrayEquals(h.request(), a.request());
         assertEquals(h.replyTo().path(), a.replyTo().path());
+        assertEquals(List.of(h.fromIncarnation(), h.toIncarnation()), List.of(a.fromIncarnation(), a.toIncarnation()));
       }
       case EngineMessages.HandshakeReply h when actual instanceof EngineMessages.HandshakeReply a -> {
         assertArrayEquals(h.data(), a.data());
@@ -94,8 +98,8 @@ class ControlMessageFuzzTest {
         assertEquals(l.replyTo().path(), a.replyTo().path());
       }
       case XgmiMessages.Confirm c when actual instanceof XgmiMessages.Confirm a -> {
-        assertEquals(List.of(c.fromKey(), c.regionId(), c.accessKey(), c.from().path(), c.replyTo().path()),
-            List.of(a.fromKey(), a.regionId(), a.accessKey(), a.from().path(), a.replyTo().path()));
+        assertEquals(List.of(c.fromKey(), c.regionId(), c.accessKey(), c.from().path(), c.replyTo().path(), c.ownerIncarnation()),
+            List.of(a.fromKey(), a.regionId(), a.accessKey(), a.from().path(), a.replyTo().path(), a.ownerIncarnation()));
       }
       case XgmiMessages.ConfirmReply c when actual instanceof XgmiMessages.ConfirmReply a -> {
         assertEquals(List.of(c.address(), c.size(), c.error(), c.reason()), List.of(a.address(), a.size(), a.error(), a.reason()));

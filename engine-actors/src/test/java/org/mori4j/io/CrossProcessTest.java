@@ -132,9 +132,9 @@ class CrossProcessTest {
   @Test
   void forgedDescriptorsAreRefusedAcrossJvms() {
     MemoryDesc bigger = new MemoryDesc(remote.engineKey(), remote.id(), remote.deviceId(), remote.address(), 2 * BUF, remote.location(),
-        remote.accessKey(), remote.backendData());
+        remote.accessKey(), remote.backendData(), remote.ownerIncarnation());
     MemoryDesc otherKey = new MemoryDesc(remote.engineKey(), remote.id(), remote.deviceId(), remote.address(), remote.size(), remote.location(),
-        remote.accessKey() ^ 1, remote.backendData());
+        remote.accessKey() ^ 1, remote.backendData(), remote.ownerIncarnation());
     assertFailsWith(initiator.write(localDesc, 0, bigger, BUF, 4096, 1), "past the registered end", StatusCode.ERR_INVALID_ARGS,
         StatusCode.ERR_NOT_FOUND);
     assertFailsWith(initiator.write(localDesc, 0, otherKey, 0, 4096, 2), "another access key", StatusCode.ERR_INVALID_ARGS,

@@ -34,7 +34,10 @@ class DescriptorFuzzTest {
         new EngineDesc("engine-x", "node-a", "127.0.0.1", 25520, 12345, path, EnumSet.of(BackendType.XGMI, BackendType.TCP),
             Map.of(BackendType.XGMI, org.mori4j.transport.xgmi.XgmiHost.local().encode())),
         new EngineDesc("engine-y", "node-b", "::1", 1, 2, path, EnumSet.allOf(BackendType.class),
-            Map.of(BackendType.XGMI, new byte[] {1}, BackendType.RDMA, new byte[0], BackendType.TCP, "t".getBytes())));
+            Map.of(BackendType.XGMI, new byte[] {1}, BackendType.RDMA, new byte[0], BackendType.TCP, "t".getBytes())),
+        new EngineDesc("engine-i", "node-c", "127.0.0.1", 25521, 77, path, Set.of(BackendType.TCP), null, 0x1234_5678_9abc_def1L),
+        new EngineDesc("engine-j", "node-c", "127.0.0.1", 25522, 78, path, EnumSet.of(BackendType.XGMI, BackendType.TCP),
+            Map.of(BackendType.XGMI, new byte[] {7, 7}), -2));
   }
 
   @Test
@@ -57,10 +60,10 @@ class DescriptorFuzzTest {
       c[poke[0]] = (byte) poke[1];
       assertThrows(IllegalArgumentException.class, () -> EngineDesc.fromBytes(c), "byte " + poke[0] + " = " + poke[1]);
     }
-    byte[] v3 = v2.clone();
-    ByteBuffer.wrap(v3).putShort(4, (short) 3);
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> EngineDesc.fromBytes(v3));
-    assertTrue(e.getMessage().contains("1..2"), e.getMessage());
+    byte[] v4 = v2.clone();
+    ByteBuffer.wrap(v4).putShort(4, (short) 4);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> EngineDesc.fromBytes(v4));
+    assertTrue(e.getMessage().contains("1..3"), e.getMessage());
   }
 
   static List<MemoryDesc> memorySamples() {
@@ -78,7 +81,9 @@ class DescriptorFuzzTest {
         new MemoryDesc("e", 1, -1, 0x7f00_0000_1000L, 4096, MemoryLocationType.CPU, 0x1234_5678_9abc_def0L, null),
         new MemoryDesc("", -5, 0, 0, 1, MemoryLocationType.GPU, 0, one),
         new MemoryDesc("engine-ζ", Long.MAX_VALUE, 7, -1, Long.MAX_VALUE, MemoryLocationType.CPU, -1, all),
-        new MemoryDesc("x".repeat(255), 3, 1, 4096, 1L << 40, MemoryLocationType.GPU, 42, big));
+        new MemoryDesc("x".repeat(255), 3, 1, 4096, 1L << 40, MemoryLocationType.GPU, 42, big),
+        new MemoryDesc("engine-i", 9, -1, 0x7f00_0000_2000L, 8192, MemoryLocationType.CPU, 5, one, 0x1234_5678_9abc_def1L),
+        new MemoryDesc("engine-j", 10, 0, 0x7f00_0000_3000L, 4096, MemoryLocationType.GPU, -5, null, Long.MIN_VALUE));
   }
 
   /** Decodes {@code b}: IllegalArgumentException or a descriptor that survives another round trip. */
@@ -149,8 +154,8 @@ class DescriptorFuzzTest {
   void otherVersionOrMagicIsRejected() {
     byte[] e = engineSamples().get(1).toBytes();
     byte[] m = memorySamples().get(1).toBytes();
-    // EngineDesc reads versions 1 and 2 (2: with backend data), MemoryDesc version 1
-    for (int[] v : new int[][] {{0, 0}, {3, 2}, {0xffff, 0xffff}}) {
+    // EngineDesc reads versions 1 to 3 (2: with backend data, 3: with an incarnation), MemoryDesc 1 and 2 (2: with one)
+    for (int[] v : new int[][] {{0, 0}, {4, 3}, {0xffff, 0xffff}}) {
       byte[] ce = e.clone(), cm = m.clone();
       ce[4] = (byte) (v[0] >>> 8);
       ce[5] = (byte) v[0];
@@ -169,6 +174,36 @@ class DescriptorFuzzTest {
     cm[3] ^= 1;
     assertTrue(assertThrows(IllegalArgumentException.class, () -> EngineDesc.fromBytes(ce)).getMessage().contains("magic"));
     assertTrue(assertThrows(IllegalArgumentException.class, () -> MemoryDesc.fromBytes(cm)).getMessage().contains("magic"));
+  }
+
+  @Test
+  void incarnationsPickTheNewestFormatAndOldFormatsStayByteForByte() {
+    EngineDesc withInc = engineSamples().get(6);
+    byte[] b = withInc.toBytes();
+    assertEquals(3, ByteBuffer.wrap(b).getShort(4), "an engine with an incarnation writes version 3");
+    assertEquals(withInc, EngineDesc.fromBytes(b));
+    assertEquals(0x1234_5678_9abc_def1L, EngineDesc.fromBytes(b).incarnation());
+    EngineDesc noInc = new EngineDesc(withInc.key(), withInc.nodeId(), withInc.host(), withInc.port(), withInc.pid(), withInc.controlPath(),
+        withInc.backends());
+    assertEquals(1, ByteBuffer.wrap(noInc.toBytes()).getShort(4), "without an incarnation or data: version 1 as before");
+    assertNotEquals(noInc, withInc, "the incarnation is part of the identity");
+    assertEquals(0, EngineDesc.fromBytes(noInc.toBytes()).incarnation());
+    // a format-3 descriptor stating incarnation 0 is malformed: 0 means "not stated", which format 3 always does
+    byte[] zero = b.clone();
+    int at = b.length - 1 - 8; // the incarnation sits just before the (empty) backend data count
+    for (int i = 0; i < 8; i++) zero[at + i] = 0;
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> EngineDesc.fromBytes(zero)).getMessage().contains("incarnation"));
+
+    MemoryDesc m = memorySamples().get(5);
+    byte[] mb = m.toBytes();
+    assertEquals(2, ByteBuffer.wrap(mb).getShort(4));
+    assertEquals(Long.MIN_VALUE, MemoryDesc.fromBytes(mb).ownerIncarnation());
+    MemoryDesc m0 = memorySamples().get(0);
+    assertEquals(1, ByteBuffer.wrap(m0.toBytes()).getShort(4), "without an incarnation: version 1 as before");
+    assertNotEquals(m, new MemoryDesc(m.engineKey(), m.id(), m.deviceId(), m.address(), m.size(), m.location(), m.accessKey(), m.backendData()));
+    byte[] mz = mb.clone();
+    for (int i = 0; i < 8; i++) mz[mz.length - 1 - 8 + i] = 0;
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> MemoryDesc.fromBytes(mz)).getMessage().contains("incarnation"));
   }
 
   @Test

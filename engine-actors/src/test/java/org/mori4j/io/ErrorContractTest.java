@@ -344,7 +344,7 @@ class ErrorContractTest {
 
   @Test
   void deregisteringNullOrForeignMemoryIsRefused() {
-    assertControlFails(StatusCode.ERR_INVALID_ARGS, () -> p.initiator.deregisterMemory(null));
+    assertControlFails(StatusCode.ERR_INVALID_ARGS, () -> p.initiator.deregisterMemory((MemoryDesc) null));
     assertControlFails(StatusCode.ERR_INVALID_ARGS, () -> p.initiator.deregisterMemory(p.remote), p.target.key());
     MemoryDesc ghost = new MemoryDesc(p.local.engineKey(), 55555, -1, 4096, 4096, MemoryLocationType.CPU, 1, null);
     assertControlFails(StatusCode.ERR_NOT_FOUND, () -> p.initiator.deregisterMemory(ghost), "55555");

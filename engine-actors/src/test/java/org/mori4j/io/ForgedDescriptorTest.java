@@ -64,7 +64,7 @@ class ForgedDescriptorTest {
   }
 
   private static MemoryDesc with(MemoryDesc d, long id, long address, long size, long accessKey) {
-    return new MemoryDesc(d.engineKey(), id, d.deviceId(), address, size, d.location(), accessKey, d.backendData());
+    return new MemoryDesc(d.engineKey(), id, d.deviceId(), address, size, d.location(), accessKey, d.backendData(), d.ownerIncarnation());
   }
 
   /**

@@ -103,7 +103,7 @@ class InboundNotificationTest {
   @Test
   void refusedWriteIsNotReportedAsLanded() {
     MemoryDesc forged = new MemoryDesc(p.remote.engineKey(), p.remote.id(), p.remote.deviceId(), p.remote.address(),
-        p.remote.size(), p.remote.location(), p.remote.accessKey() ^ 1, null);
+        p.remote.size(), p.remote.location(), p.remote.accessKey() ^ 1, null, p.remote.ownerIncarnation());
     long uid = p.initiator.allocateTransferUid();
     assertFailsWith(p.initiator.write(p.local, 0, forged, 0, 64, uid), "forged write", StatusCode.ERR_NOT_FOUND);
     Optional<TransferStatus> n = p.target.popInboundTransferStatus(initiatorKey, uid);

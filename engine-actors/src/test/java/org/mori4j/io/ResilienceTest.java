@@ -104,7 +104,7 @@ class ResilienceTest {
   void refusedRequestsInterleavedWithGoodOnesDoNotDisturbTheStream() {
     // refused writes carry a payload the target must skip; good requests after them must still be framed right
     MemoryDesc forged = new MemoryDesc(p.remote.engineKey(), p.remote.id(), -1, p.remote.address(), p.remote.size(),
-        MemoryLocationType.CPU, p.remote.accessKey() + 1, null);
+        MemoryLocationType.CPU, p.remote.accessKey() + 1, null, p.remote.ownerIncarnation());
     randomize(p.localBuf, 0, 1 << 20, 4);
     java.util.List<TransferStatus> good = new java.util.ArrayList<>(), bad = new java.util.ArrayList<>();
     for (int i = 0; i < 200; i++) {

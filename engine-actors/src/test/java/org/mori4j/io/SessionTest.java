@@ -225,7 +225,7 @@ class SessionTest {
     org.junit.jupiter.api.Assumptions.assumeFalse(TestBackends.rdma(), "TCP stages a remote GPU end; an RDMA-only pair has no route for a descriptor without RDMA keys");
     // a remote GPU end is staged by the target's TCP backend, so host memory here has a route to it
     MemoryDesc gpuRemote = new MemoryDesc(p.remote.engineKey(), p.remote.id(), 0, p.remote.address(), p.remote.size(),
-        MemoryLocationType.GPU, p.remote.accessKey(), null);
+        MemoryLocationType.GPU, p.remote.accessKey(), null, p.remote.ownerIncarnation());
     assertTrue(p.initiator.createSession(p.local, gpuRemote).isPresent());
   }
 }

@@ -64,7 +64,7 @@ class SmallRequestBurstTest {
       byte[] before = p.remoteBuf.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
       // the same region under a key its owner never issued: the target refuses it after reading its payload
       MemoryDesc forged = new MemoryDesc(p.remote.engineKey(), p.remote.id(), p.remote.deviceId(), p.remote.address(),
-          p.remote.size(), p.remote.location(), p.remote.accessKey() ^ 0x5a5a, p.remote.backendData());
+          p.remote.size(), p.remote.location(), p.remote.accessKey() ^ 0x5a5a, p.remote.backendData(), p.remote.ownerIncarnation());
       SplittableRandom r = new SplittableRandom(5);
       List<TransferStatus> st = new ArrayList<>();
       List<long[]> what = new ArrayList<>(); // kind (0 read, 1 write, 2 forged write), local offset, remote offset, size

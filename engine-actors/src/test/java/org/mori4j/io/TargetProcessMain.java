@@ -6,9 +6,10 @@ import java.lang.foreign.MemorySegment;
 /**
  * A target engine in its own JVM, for tests that need a peer they can kill: starts an engine with the suite's
  * data backend ({@link TestBackends}) on loopback, registers one buffer, publishes it as "buf", prints {@code READY <host> <port>} and
- * waits. It exits when its standard input closes (the test JVM went away) or after a safety limit.
+ * waits, answering notification queries (see below). It exits when its standard input closes (the test JVM went away) or after a safety limit.
  *
- * <p>Arguments: engine key, buffer size in bytes (optional, default 8 MiB).
+ * <p>Arguments: engine key, buffer size in bytes (optional, default 8 MiB), control port (optional, default 0: a
+ * free one; a fixed one lets a test restart the target under the same key and address).
  */
 public final class TargetProcessMain {
   private TargetProcessMain() {}
@@ -26,7 +27,8 @@ public final class TargetProcessMain {
     });
     limit.setDaemon(true);
     limit.start();
-    IoEngine engine = IoEngine.create(key, IoEngineConfig.loopback());
+    int port = args.length > 2 ? Integer.parseInt(args[2]) : 0;
+    IoEngine engine = IoEngine.create(key, new IoEngineConfig("127.0.0.1", port));
     TestBackends.create(engine);
     MemorySegment buf = Arena.global().allocate(size, 4096);
     MemoryDesc desc = engine.registerMemory(buf);
@@ -34,9 +36,17 @@ public final class TargetProcessMain {
     EngineDesc me = engine.engineDesc();
     System.out.println("READY " + me.host() + " " + me.port());
     System.out.flush();
-    // wait until the parent closes our stdin (or dies); a SIGKILL ends us before that in the kill test
-    while (System.in.read() >= 0) {
-      // ignore input
+    // wait until the parent closes our stdin (or dies); a SIGKILL ends us before that in the kill test. A line
+    // "POP <initiator key> <uid>" answers "POPPED <status code>" or "POPPED NONE" (the target's notifications).
+    java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8));
+    String line;
+    while ((line = in.readLine()) != null) {
+      String[] w = line.trim().split(" ");
+      if (w.length == 3 && w[0].equals("POP")) {
+        var n = engine.popInboundTransferStatus(w[1], Long.parseLong(w[2]));
+        System.out.println("POPPED " + n.map(t -> t.code().name()).orElse("NONE"));
+        System.out.flush();
+      }
     }
     engine.close();
     System.exit(0);

@@ -53,6 +53,61 @@ class XgmiTransferOnTestDeviceTest extends XgmiTransferTests {
     device.shutdown();
   }
 
+  /**
+   * A launched copy cannot be stopped: with the device's streams stalled, a write, a batch and a read end with
+   * ERR_TIMEOUT at their deadline (or on cancel()), their late completions are ignored, and later transfers on the
+   * same streams are byte-exact (the batch's pooled block arrays are not handed to a later batch while the stalled
+   * one still reads them).
+   */
+  @Test
+  void aStalledCopyEndsWithTimeoutAtItsDeadlineAndItsLateCompletionIsIgnored() {
+    long cap = 8 * MIB;
+    java.time.Duration deadline = java.time.Duration.ofMillis(200), slack = java.time.Duration.ofMillis(1500);
+    String pid = String.valueOf(ProcessHandle.current().pid());
+    try (Arena arena = Arena.ofShared(); DeviceBuffer a = gpu.allocDevice(0, cap); DeviceBuffer b = gpu.allocDevice(remoteDevice(), cap);
+         IoEngine x = engine("xgmi-deadline-a-" + pid); IoEngine y = engine("xgmi-deadline-b-" + pid)) {
+      x.registerRemoteEngine(y.engineDesc());
+      MemoryDesc local = x.registerMemory(a.address(), cap, 0, MemoryLocationType.GPU);
+      MemoryDesc remote = y.registerMemory(b.address(), cap, remoteDevice(), MemoryLocationType.GPU);
+      assertEquals(BackendType.XGMI, x.createSession(local, remote).orElseThrow().backendType());
+      MemorySegment pattern = arena.allocate(cap, 4096);
+      GpuPattern.fill(pattern, 31);
+      upload(a, pattern);
+      ok(x.write(local, 0, remote, 0, 4096, x.allocateTransferUid()), "warm-up write (maps the remote region)");
+      TransferOptions opt = TransferOptions.deadline(deadline);
+      TransferStatus w, bw, c;
+      device.stallStreams(true);
+      try {
+        long t0 = System.nanoTime();
+        w = x.write(local, 0, remote, 0, MIB, x.allocateTransferUid(), opt);
+        bw = x.batchWrite(List.of(local), List.of(new long[] {0, 2 * 4096, 5 * 4096}), List.of(remote), List.of(new long[] {MIB, MIB + 3 * 4096, MIB + 9 * 4096}),
+            List.of(new long[] {4096, 4096, 100}), new long[] {x.allocateTransferUid()}, opt).get(0);
+        c = x.read(local, 2 * MIB, remote, 0, 4096, x.allocateTransferUid());
+        assertTrue(c.cancel(), "cancel() of a copy waiting on a stalled stream");
+        for (TransferStatus s : List.of(w, bw)) {
+          assertTrue(s.await(deadline.plus(slack)), "no end within the deadline + slack");
+          assertEquals(StatusCode.ERR_TIMEOUT, s.code(), s.message());
+        }
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue(ms >= deadline.toMillis() && ms <= deadline.plus(slack).toMillis(), "ended " + ms + " ms after the call");
+        assertEquals(StatusCode.ERR_TIMEOUT, c.code());
+      } finally {
+        device.stallStreams(false);
+      }
+      // later transfers, behind the late copies on the same streams, are byte-exact; the late completions changed no status
+      GpuPattern.fill(pattern, 32);
+      upload(a, pattern);
+      ok(x.write(local, 0, remote, 4 * MIB, 2 * MIB, x.allocateTransferUid()), "write after the stall");
+      assertEquals(-1, MemorySegment.mismatch(download(arena, b, 4 * MIB, 2 * MIB), 0, 2 * MIB, pattern, 0, 2 * MIB));
+      long[] lo = {3 * 4096, 7 * 4096, 11 * 4096}, ro = {6 * MIB, 6 * MIB + 2 * 4096, 6 * MIB + 4 * 4096};
+      ok(x.batchWrite(List.of(local), List.of(lo), List.of(remote), List.of(ro), List.of(new long[] {4096, 4096, 4096}),
+          new long[] {x.allocateTransferUid()}).get(0), "batch after the stall");
+      for (int i = 0; i < 3; i++)
+        assertEquals(-1, MemorySegment.mismatch(download(arena, b, ro[i], 4096), 0, 4096, pattern, lo[i], lo[i] + 4096), "block " + i);
+      for (TransferStatus s : List.of(w, bw, c)) assertEquals(StatusCode.ERR_TIMEOUT, s.code(), "a late completion changed a cancelled status");
+    }
+  }
+
   @Test
   void whenTheOwnersIpcHandleDoesNotOpenHereTransfersFallBackToTcpWithoutFailing() throws Exception {
     long cap = 4 * MIB;
@@ -76,6 +131,7 @@ class XgmiTransferOnTestDeviceTest extends XgmiTransferTests {
         ok(x.write(local, 0, remote, 0, MIB, x.allocateTransferUid()), "write after the handle failed to open");
         ok(x.batchWrite(List.of(local), List.of(offsets), List.of(remote), List.of(offsets), List.of(sizes), new long[] {x.allocateTransferUid()}).get(0),
             "batch write after the handle failed to open");
+        assertEquals(1, x.metrics().getReroutes(), "XGMI handed the write to TCP; the batch went to TCP from the start");
         MemorySegment want = arena.allocate(3 * MIB, 4096);
         MemorySegment.copy(pattern, 0, want, 0, 3 * MIB);
         want.asSlice(MIB + 4096, MIB - 4096).fill((byte) 0); // the batch wrote only 4 KiB at 1 MiB

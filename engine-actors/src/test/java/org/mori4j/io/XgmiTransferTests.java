@@ -224,6 +224,7 @@ abstract class XgmiTransferTests {
           upload(src, pattern);
           zero(dst, zeros);
           long launches = XgmiBackend.batchLaunchesInProcess();
+          long engineLaunches = x.metrics().getXgmiKernelLaunches();
           long t0 = System.nanoTime();
           TransferStatus st = write
               ? x.batchWrite(List.of(local), List.of(batch.lo()), List.of(remote), List.of(batch.ro()), List.of(batch.sizes()), new long[] {x.allocateTransferUid()}).get(0)
@@ -231,6 +232,7 @@ abstract class XgmiTransferTests {
           ok(st, (write ? "batchWrite " : "batchRead ") + n + " blocks");
           long us = (System.nanoTime() - t0) / 1000;
           assertEquals(n == 1 ? 0 : 1, XgmiBackend.batchLaunchesInProcess() - launches, "kernel launches for a batch of " + n);
+          assertEquals(n == 1 ? 0 : 1, x.metrics().getXgmiKernelLaunches() - engineLaunches, "the engine's kernel launch count, batch of " + n);
           long used = n * stride;
           MemorySegment got = download(arena, dst, 0, used);
           MemorySegment want = batch.expected(arena, pattern, used, write);
@@ -269,7 +271,7 @@ abstract class XgmiTransferTests {
       // a descriptor without XGMI data (an engine that registered before creating XGMI, or stripped): TCP carries it
       Map<BackendType, byte[]> noXgmi = new EnumMap<>(BackendType.class);
       MemoryDesc stripped = new MemoryDesc(remoteGpu.engineKey(), remoteGpu.id(), remoteGpu.deviceId(), remoteGpu.address(), remoteGpu.size(),
-          remoteGpu.location(), remoteGpu.accessKey(), noXgmi);
+          remoteGpu.location(), remoteGpu.accessKey(), noXgmi, remoteGpu.ownerIncarnation());
       assertEquals(BackendType.TCP, x.createSession(local, stripped).orElseThrow().backendType());
 
       MemorySegment pattern = arena.allocate(size, 4096);
@@ -401,7 +403,7 @@ abstract class XgmiTransferTests {
   private static MemoryDesc with(MemoryDesc d, long address, long size, long accessKey, byte[] xgmi) {
     Map<BackendType, byte[]> data = new EnumMap<>(BackendType.class);
     data.put(BackendType.XGMI, xgmi);
-    return new MemoryDesc(d.engineKey(), d.id(), d.deviceId(), address, size, d.location(), accessKey, data);
+    return new MemoryDesc(d.engineKey(), d.id(), d.deviceId(), address, size, d.location(), accessKey, data, d.ownerIncarnation());
   }
 
   static String ask(PrintWriter cmd, BufferedReader out, String line) throws java.io.IOException {

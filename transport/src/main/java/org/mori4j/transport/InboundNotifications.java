@@ -38,6 +38,15 @@ public final class InboundNotifications {
     return p == null ? null : p.pop(uid);
   }
 
+  /**
+   * Drops everything recorded from {@code initiatorKey}: the engine of that key was restarted, and the new one's
+   * uids start again, so an old entry would answer a pop of the new one. Connections that keep the old log
+   * belong to the old process.
+   */
+  public void forget(String initiatorKey) {
+    peers.remove(initiatorKey);
+  }
+
   /** Per-initiator table. */
   public static final class PeerLog {
     private final String key;

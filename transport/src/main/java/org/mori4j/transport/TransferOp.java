@@ -1,7 +1,10 @@
 package org.mori4j.transport;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * One transfer request as a backend sees it, and at the same time the object that receives its outcome.
@@ -43,6 +46,29 @@ public abstract class TransferOp {
   volatile TransferOp nextSubmitted;
   /** Link in a connection's in-flight list; touched only by the owning I/O thread. */
   public TransferOp nextInFlight;
+  /** The lane decided not to send this op's request (it was cancelled before any of it left); owned by the lane's thread. */
+  public boolean laneSkipped;
+
+  // Outcome guard (cancellation): OPEN until someone claims the outcome (FINAL). A backend thread that moves bytes
+  // of the caller's memory holds LANDING for the length of one system call or copy, so that a cancellation (which
+  // waits that long) never ends the status while bytes still go into or out of the caller's buffer.
+  private static final int OPEN = 0, FINAL = 1, LANDING = 2, CANCELLING = 3;
+  private static final VarHandle STATE;
+
+  static {
+    try {
+      STATE = MethodHandles.lookup().findVarHandle(TransferOp.class, "state", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  @SuppressWarnings("unused")
+  private volatile int state;
+  /** Set by a backend once the request's payload may be partly on the wire: a cancellation then copies it. */
+  private volatile boolean payloadStarted;
+  /** The payload as it was when the op was cancelled mid-payload (see {@link #cancelOutcome()}); published by the state. */
+  private MemorySegment payloadCopy;
 
   /** Sets the fields of a single transfer. */
   public final void initSingle(byte kind, LocalRegion local, long localOffset, Object peer, long remoteId,
@@ -119,6 +145,96 @@ public abstract class TransferOp {
       default -> throw new IllegalArgumentException("which must be 0, 1 or 2: " + which);
     };
     MemorySegment.copy(src, 0, dst, ValueLayout.JAVA_LONG, at, blockCount);
+  }
+
+  /** The op whose outcome guard covers this one: itself, or the whole transfer a part belongs to. */
+  protected TransferOp guardOwner() {
+    return this;
+  }
+
+  /** Where this op's payload starts in the {@link #payloadCopy()} of its {@link #guardOwner()} (a part: its offset in the whole). */
+  public long payloadCopyOffset() {
+    return 0;
+  }
+
+  /**
+   * Backend thread, before a system call or copy that moves bytes of the caller's memory for this op: false when
+   * the outcome is already decided (cancelled, failed), and then the caller's memory must not be touched any more;
+   * true otherwise, and the caller must call {@link #endLanding()} (in a {@code finally}) right after.
+   */
+  public final boolean beginLanding() {
+    return STATE.compareAndSet(guardOwner(), OPEN, LANDING);
+  }
+
+  /** Ends what {@link #beginLanding()} began. */
+  public final void endLanding() {
+    STATE.setVolatile(guardOwner(), OPEN);
+  }
+
+  /** Whether the outcome of this op (or of the transfer it is part of) is decided: no further byte of it may move. */
+  public final boolean outcomeDecided() {
+    int s = (int) STATE.getVolatile(guardOwner());
+    return s == FINAL || s == CANCELLING;
+  }
+
+  /**
+   * Backend thread, inside a landing section, before the first byte of a WRITE payload that comes from the caller's
+   * host memory may leave: a cancellation from then on keeps a copy of the payload, so that the request already on the
+   * wire can be completed without touching the caller's buffer again.
+   */
+  public final void payloadStarted() {
+    guardOwner().payloadStarted = true;
+  }
+
+  /** The payload copy a cancellation made (see {@link #payloadStarted()}), or null; read after {@link #outcomeDecided()}. */
+  public final MemorySegment payloadCopy() {
+    return guardOwner().payloadCopy;
+  }
+
+  /**
+   * Claims the outcome for a completion: true exactly once; waits while a backend thread is in a landing section
+   * (one system call or copy). Implementations of {@link #transferSucceeded}/{@link #transferFailed} call this.
+   */
+  protected final boolean claimOutcome() {
+    while (true) {
+      int s = state;
+      if (s == OPEN) {
+        if (STATE.compareAndSet(this, OPEN, FINAL)) return true;
+      } else if (s == LANDING) {
+        Thread.onSpinWait();
+      } else {
+        return false;
+      }
+    }
+  }
+
+  /**
+   * Claims the outcome for a cancellation: like {@link #claimOutcome()}, and when a backend has started sending this
+   * op's payload ({@link #payloadStarted()}), copies the payload (all blocks, in order) before the outcome becomes
+   * final, so the caller may reuse its buffer at once. Once this returns true no backend touches the caller's memory.
+   */
+  protected final boolean cancelOutcome() {
+    while (true) {
+      int s = state;
+      if (s == OPEN) {
+        if (STATE.compareAndSet(this, OPEN, CANCELLING)) break;
+      } else if (s == LANDING) {
+        Thread.onSpinWait();
+      } else {
+        return false;
+      }
+    }
+    if (payloadStarted && local != null && local.segment().byteSize() > 0) {
+      MemorySegment copy = Arena.ofAuto().allocate(Math.max(1, size), 64);
+      long at = 0;
+      for (int i = 0; i < blockCount(); i++) {
+        MemorySegment.copy(local.segment(), localOffset(i), copy, at, blockSize(i));
+        at += blockSize(i);
+      }
+      payloadCopy = copy;
+    }
+    STATE.setVolatile(this, FINAL); // publishes the copy
+    return true;
   }
 
   /** The transfer finished and every byte is in place. Called once, from a backend thread. */

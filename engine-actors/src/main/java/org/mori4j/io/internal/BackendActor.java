@@ -45,7 +45,9 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
 
   public record Deregister(LocalRegion region) implements Command {}
 
-  public record Connect(String peerKey, ActorRef<IoEngineProtocol.Command> remoteEngine, ActorRef<StatusReply<Object>> replyTo)
+  /** Connects to {@code peerKey}; the incarnations go into the handshake (see {@link EngineMessages.BackendHandshake}). */
+  public record Connect(String peerKey, ActorRef<IoEngineProtocol.Command> remoteEngine, long ownIncarnation, long peerIncarnation,
+                        ActorRef<StatusReply<Object>> replyTo)
       implements Command {}
 
   record HandshakeDone(String peerKey, EngineMessages.HandshakeReply reply, Throwable failure,
@@ -187,7 +189,7 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
     byte[] request = backend.handshakeRequest(m.peerKey());
     Duration timeout = settings.handshakeTimeout();
     getContext().ask(EngineMessages.HandshakeReply.class, m.remoteEngine(), timeout,
-        ref -> new EngineMessages.BackendHandshake(engineKey, type, request, ref),
+        ref -> new EngineMessages.BackendHandshake(engineKey, type, request, ref, m.ownIncarnation(), m.peerIncarnation()),
         (reply, failure) -> new HandshakeDone(m.peerKey(), reply, failure, m.replyTo()));
     return this;
   }

@@ -73,10 +73,11 @@ public final class ControlMessageSerializer extends SerializerWithStringManifest
         w.string(r.name()).i32(r.found().size());
         for (MemoryDesc d : r.found()) w.blob(d.toBytes());
       }
-      case EngineMessages.BackendHandshake h -> w.string(h.fromKey()).i8(h.type().ordinal()).blob(h.request()).string(ref(h.replyTo()));
+      case EngineMessages.BackendHandshake h -> w.string(h.fromKey()).i8(h.type().ordinal()).blob(h.request()).string(ref(h.replyTo()))
+          .i64(h.fromIncarnation()).i64(h.toIncarnation());
       case EngineMessages.HandshakeReply h -> w.blob(h.data()).i8(h.error() == null ? 0 : 1).string(h.error() == null ? "" : h.error());
       case XgmiMessages.Confirm c -> w.string(c.fromKey()).i64(c.regionId()).i64(c.accessKey()).i8(c.backend().ordinal()).string(ref(c.from()))
-          .string(ref(c.replyTo()));
+          .string(ref(c.replyTo())).i64(c.ownerIncarnation());
       case XgmiMessages.ConfirmReply c -> w.i64(c.address()).i64(c.size()).blob(c.data()).i8(c.error()).string(c.reason());
       case XgmiMessages.Revoke r -> w.string(r.ownerKey()).i64(r.regionId()).string(ref(r.replyTo()));
       case XgmiMessages.Revoked r -> w.string(r.importerKey()).i64(r.regionId());
@@ -122,7 +123,11 @@ public final class ControlMessageSerializer extends SerializerWithStringManifest
         int t = in.get() & 0xff;
         if (t >= BackendType.values().length) throw new IllegalArgumentException("unknown backend " + t);
         byte[] req = DescriptorCodec.readBlob(in, "request");
-        yield new EngineMessages.BackendHandshake(from, BackendType.values()[t], req, resolve(in));
+        ActorRef<EngineMessages.HandshakeReply> replyTo = resolve(in);
+        DescriptorCodec.need(in, 16, "incarnations");
+        long fromInc = in.getLong();
+        long toInc = in.getLong();
+        yield new EngineMessages.BackendHandshake(from, BackendType.values()[t], req, replyTo, fromInc, toInc);
       }
       case HANDSHAKE_REPLY -> {
         byte[] data = DescriptorCodec.readBlob(in, "data");
@@ -139,7 +144,11 @@ public final class ControlMessageSerializer extends SerializerWithStringManifest
         DescriptorCodec.need(in, 1, "backend");
         int t = in.get() & 0xff;
         if (t >= BackendType.values().length) throw new IllegalArgumentException("unknown backend " + t);
-        yield new XgmiMessages.Confirm(from, region, key, BackendType.values()[t], resolve(in), resolve(in));
+        ActorRef<IoEngineProtocol.Command> asker = resolve(in);
+        ActorRef<XgmiMessages.ConfirmReply> replyTo = resolve(in);
+        DescriptorCodec.need(in, 8, "ownerIncarnation");
+        long ownerInc = in.getLong();
+        yield new XgmiMessages.Confirm(from, region, key, BackendType.values()[t], asker, replyTo, ownerInc);
       }
       case XGMI_CONFIRM_REPLY -> {
         DescriptorCodec.need(in, 16, "region");

@@ -73,6 +73,8 @@ public final class EngineActor extends AbstractBehavior<Command> {
   private final GpuStaging gpu;
   /** XGMI's control traffic: confirming remote regions, revoking this engine's regions from their importers. */
   private final XgmiControl xgmi;
+  /** This engine's incarnation and the ones its peers stated. */
+  private final PeerIncarnations incarnations;
   /** Memory registration, single and bulk, with its range cache and timing. */
   private final Registrations registrations;
 
@@ -88,7 +90,8 @@ public final class EngineActor extends AbstractBehavior<Command> {
     this.bindHost = bindHost;
     this.gpu = new GpuStaging(settings.gpuRuntime());
     this.xgmi = new XgmiControl(id.key(), ctx.getSystem(), ctx.getSelf(), path, settings.handshakeTimeout());
-    this.registrations = new Registrations(ctx, id.key(), settings, gpu, locals, backends, this::publish, () -> closed, path.registrationStats());
+    this.incarnations = new PeerIncarnations(new java.security.SecureRandom(), settings.lostPeersRemembered());
+    this.registrations = new Registrations(ctx, id.key(), settings, gpu, locals, backends, this::publish, () -> closed, path.registrationStats(), incarnations.own());
     int remembered = settings.lostPeersRemembered();
     this.lost = new java.util.LinkedHashMap<>() {
       @Override
@@ -126,10 +129,10 @@ public final class EngineActor extends AbstractBehavior<Command> {
         })
         .onMessage(DeregisterMemory.class, m -> deregisterMemory(java.util.Arrays.asList(m.desc()), m.replyTo()))
         .onMessage(DeregisterMemories.class, m -> deregisterMemory(m.descs(), m.replyTo()))
-        .onMessage(Read.class, m -> reply(path.single(TransferOp.READ, m.localDst(), m.localOffset(), m.remoteSrc(), m.remoteOffset(), m.size(), m.uid()), m.replyTo()))
-        .onMessage(Write.class, m -> reply(path.single(TransferOp.WRITE, m.localSrc(), m.localOffset(), m.remoteDst(), m.remoteOffset(), m.size(), m.uid()), m.replyTo()))
-        .onMessage(BatchRead.class, m -> reply(path.batch(TransferOp.READ, m.localDst(), m.localOffsets(), m.remoteSrc(), m.remoteOffsets(), m.sizes(), m.uid()), m.replyTo()))
-        .onMessage(BatchWrite.class, m -> reply(path.batch(TransferOp.WRITE, m.localSrc(), m.localOffsets(), m.remoteDst(), m.remoteOffsets(), m.sizes(), m.uid()), m.replyTo()))
+        .onMessage(Read.class, m -> reply(path.single(TransferOp.READ, m.localDst(), m.localOffset(), m.remoteSrc(), m.remoteOffset(), m.size(), m.uid()), m.options(), m.replyTo()))
+        .onMessage(Write.class, m -> reply(path.single(TransferOp.WRITE, m.localSrc(), m.localOffset(), m.remoteDst(), m.remoteOffset(), m.size(), m.uid()), m.options(), m.replyTo()))
+        .onMessage(BatchRead.class, m -> reply(path.batch(TransferOp.READ, m.localDst(), m.localOffsets(), m.remoteSrc(), m.remoteOffsets(), m.sizes(), m.uid()), m.options(), m.replyTo()))
+        .onMessage(BatchWrite.class, m -> reply(path.batch(TransferOp.WRITE, m.localSrc(), m.localOffsets(), m.remoteDst(), m.remoteOffsets(), m.sizes(), m.uid()), m.options(), m.replyTo()))
         .onMessage(PopInboundTransferStatus.class, m -> {
           m.replyTo().tell(popInbound(path.routes(), m.remoteEngineKey(), m.uid()));
           return this;
@@ -176,7 +179,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
           return this;
         })
         .onMessage(XgmiMessages.Confirm.class, m -> {
-          xgmi.confirm(m, locals, closed);
+          xgmi.confirm(m, locals, closed, incarnations.own());
           return this;
         })
         .onMessage(XgmiMessages.Revoke.class, m -> {
@@ -213,7 +216,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
       byte[] d = b.backend().engineData();
       if (d.length > 0) data.put(t, d);
     });
-    return new EngineDesc(id.key(), id.nodeId(), id.host(), id.port(), id.pid(), control, backends.keySet(), data);
+    return new EngineDesc(id.key(), id.nodeId(), id.host(), id.port(), id.pid(), control, backends.keySet(), data, incarnations.own());
   }
 
   private void publish() {
@@ -225,7 +228,8 @@ public final class EngineActor extends AbstractBehavior<Command> {
     return self;
   }
 
-  private Behavior<Command> reply(TransferStatusImpl st, ActorRef<TransferStatus> replyTo) {
+  private Behavior<Command> reply(TransferStatusImpl st, org.mori4j.io.TransferOptions options, ActorRef<TransferStatus> replyTo) {
+    path.withDeadline(st, options);
     st.onDone(replyTo::tell);
     return this;
   }
@@ -321,7 +325,12 @@ public final class EngineActor extends AbstractBehavior<Command> {
     EngineDesc d = m.desc();
     if (d == null) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "remote engine descriptor must not be null", this);
     if (d.key().equals(id.key())) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "an engine cannot register itself as remote (key '" + d.key() + "')", this);
-    Routes.Peer existing = peers.get(d.key());
+    Routes.Peer found = peers.get(d.key());
+    // a descriptor that states no incarnation is not a restart: it is refused below if it differs
+    boolean restarted = found != null && d.incarnation() != 0 && found.desc().incarnation() != d.incarnation();
+    // the engine was restarted under the same key: its new self replaces the old at once, without waiting for a timeout
+    if (restarted) dropReplaced(found.desc(), d);
+    Routes.Peer existing = restarted ? null : found;
     if (existing != null && !existing.desc().equals(d))
       return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "a different engine with key '" + d.key() + "' is already registered; deregister it first", this);
     ActorRef<Command> remote;
@@ -345,7 +354,8 @@ public final class EngineActor extends AbstractBehavior<Command> {
     Map<BackendType, CompletableFuture<StatusReply<Object>>> asks = new EnumMap<>(BackendType.class);
     for (BackendType t : common) {
       asks.put(t, AskPattern.<BackendActor.Command, StatusReply<Object>>ask(backends.get(t).actor(),
-          r -> new BackendActor.Connect(d.key(), remote, r), settings.askTimeout(), getContext().getSystem().scheduler())
+          r -> new BackendActor.Connect(d.key(), remote, incarnations.own(), d.incarnation(), r), settings.askTimeout(),
+          getContext().getSystem().scheduler())
           .toCompletableFuture());
     }
     if (common.isEmpty() && existing == null)
@@ -401,6 +411,22 @@ public final class EngineActor extends AbstractBehavior<Command> {
       return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "engine '" + key + "' is not registered with engine '" + id.key() + "'", this);
     publish();
     xgmi.forgetImporter(key);
+  /**
+   * Drops {@code old}, replaced by {@code now} (same key, another incarnation): its transfers in flight and its
+   * sessions end with ERR_PEER_LOST naming both incarnations, and every backend disconnects it before the
+   * registration of {@code now} connects them again (the backend actors take the two messages in that order).
+   */
+  private void dropReplaced(EngineDesc old, EngineDesc now) {
+    String key = old.key();
+    String message = PeerIncarnations.replaced(key, old.incarnation(), now.incarnation());
+    getContext().getLog().warn("engine '{}': {}; the old one's transfers and sessions end with ERR_PEER_LOST", id.key(), message);
+    peers.remove(key);
+    publish();
+    xgmi.forgetImporter(key);
+    invalidateSessions(s -> s.peerKey().equals(key), StatusCode.ERR_PEER_LOST, message);
+    for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Disconnect(key, TransportError.PEER_LOST, message));
+  }
+
     invalidateSessions(s -> s.peerKey().equals(key), StatusCode.ERR_BAD_STATE, "engine '" + key + "' was deregistered");
     for (Routes.Backend b : backends.values())
       b.actor().tell(new BackendActor.Disconnect(key, TransportError.BAD_STATE, "engine '" + key + "' was deregistered"));
@@ -424,6 +450,14 @@ public final class EngineActor extends AbstractBehavior<Command> {
     publish();
     getContext().getLog().warn("engine '{}' declares engine '{}' lost{}: {}", id.key(), key, wasRegistered ? "" : " (it was not registered)", reason);
     String message = "engine '" + key + "' was lost: " + reason;
+    Routes.Peer current = peers.get(key);
+    if (m.incarnation() != 0 && current != null && current.desc().incarnation() != m.incarnation()) {
+      // the loss of an old incarnation noticed after its successor was registered: the successor stays
+      getContext().getLog().info("engine '{}' keeps engine '{}' (incarnation {}): the loss of incarnation {} came after it ({})", id.key(), key,
+          EngineDesc.incarnationText(current.desc().incarnation()), EngineDesc.incarnationText(m.incarnation()), reason);
+      m.replyTo().tell(StatusReply.success(Done.getInstance()));
+      return this;
+    }
     xgmi.forgetImporter(key);
     invalidateSessions(s -> s.peerKey().equals(key), StatusCode.ERR_PEER_LOST, message);
     for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Disconnect(key, TransportError.PEER_LOST, message));
@@ -495,6 +529,18 @@ public final class EngineActor extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> reconnect(EngineMessages.Reconnect m) {
+      String refused = incarnations.refusal(id.key(), m.toIncarnation());
+      if (refused != null) {
+        m.replyTo().tell(new EngineMessages.HandshakeReply(new byte[0], refused));
+        return this;
+      }
+      long old = incarnations.initiatorSeen(m.fromKey(), m.fromIncarnation());
+      if (old != 0) {
+        // the initiator was restarted: its uids start again, so what its old self left must not answer the new one's pops
+        getContext().getLog().info("engine '{}': {}; its inbound notifications are dropped", id.key(),
+            PeerIncarnations.replaced(m.fromKey(), old, m.fromIncarnation()));
+        for (Routes.Backend rb : backends.values()) rb.backend().inbound().forget(m.fromKey());
+      }
     Routes.Peer p = peers.get(m.peerKey());
     if (closed || p == null || lost.containsKey(m.peerKey())) return this;
     getContext().getLog().info("engine '{}': connecting {} to engine '{}' again: {}", id.key(), m.type(), m.peerKey(), m.reason());

@@ -15,9 +15,20 @@ import org.mori4j.transport.TransferBackend;
 public final class EngineMessages {
   private EngineMessages() {}
 
-  /** Engine to engine: a backend asks its counterpart on the remote engine to accept a connection. */
-  public record BackendHandshake(String fromKey, BackendType type, byte[] request, ActorRef<HandshakeReply> replyTo)
-      implements IoEngineProtocol.Internal, ControlMessage {}
+  /**
+   * Engine to engine: a backend asks its counterpart on the remote engine to accept a connection. It names the
+   * asking engine's incarnation and the one it expects to reach ({@link EngineDesc#incarnation()}; 0: not stated):
+   * the target refuses a handshake meant for another incarnation of its key (it was restarted), and forgets the
+   * inbound notifications of an initiator that comes back as a new incarnation.
+   */
+  public record BackendHandshake(String fromKey, BackendType type, byte[] request, ActorRef<HandshakeReply> replyTo,
+                                 long fromIncarnation, long toIncarnation)
+      implements IoEngineProtocol.Internal, ControlMessage {
+    /** A handshake that states no incarnation (an engine of an older build). */
+    public BackendHandshake(String fromKey, BackendType type, byte[] request, ActorRef<HandshakeReply> replyTo) {
+      this(fromKey, type, request, replyTo, 0, 0);
+    }
+  }
 
   /** The answer to {@link BackendHandshake}: data for the initiator's backend, or why it was refused. */
   public record HandshakeReply(byte[] data, String error) implements ControlMessage {}

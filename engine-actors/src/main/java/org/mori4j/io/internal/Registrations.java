@@ -61,11 +61,14 @@ final class Registrations {
   /** Live registrations by memory kind and device, then by start address: the range cache's index. */
   private final Map<String, TreeMap<Long, List<Routes.Local>>> byStart = new HashMap<>();
   private long nextMemoryId = 1;
+  /** The engine's incarnation, which every descriptor it hands out carries (H1: peer incarnations). */
+  private final long incarnation;
 
   Registrations(ActorContext<IoEngineProtocol.Command> ctx, String engineKey, EngineSettings settings, GpuStaging gpu,
                 Map<Long, Routes.Local> locals, Map<BackendType, Routes.Backend> backends, Runnable publish, BooleanSupplier closed,
-                RegistrationStats stats) {
+                RegistrationStats stats, long incarnation) {
     this.ctx = ctx;
+    this.incarnation = incarnation;
     this.stats = stats;
     this.engineKey = engineKey;
     this.settings = settings;
@@ -253,7 +256,7 @@ final class Registrations {
       LocalRegion region = r.regions().get(i);
       MemoryRegistration s = call.specs().get(i);
       MemoryDesc d = new MemoryDesc(engineKey, region.id(), s.deviceId(), region.address(), region.size(), s.location(),
-          region.accessKey(), r.blobs().get(i));
+          region.accessKey(), r.blobs().get(i), incarnation);
       Routes.Local l = new Routes.Local(region, d);
       locals.put(region.id(), l);
       byStart.computeIfAbsent(kind(s.location(), s.deviceId()), k -> new TreeMap<>())

@@ -43,6 +43,10 @@ public final class TransferPath {
     this.explainer = new PathExplainer(engineKey, this);
   }
 
+  public PathExplainer explainer() {
+    return explainer;
+  }
+
   public EngineMeters meters() {
     return meters;
   }
@@ -61,12 +65,28 @@ public final class TransferPath {
     return spinNanos;
   }
 
-  public PathExplainer explainer() {
-    return explainer;
-  }
-
   public org.mori4j.io.RegistrationStats registrationStats() {
     return registrationStats;
+  }
+
+  /** The engine's default transfer deadline in nanoseconds (0: off); see {@link TransferDeadlines}. */
+  private volatile long defaultDeadlineNanos;
+
+  public void defaultDeadlineNanos(long nanos) {
+    defaultDeadlineNanos = nanos;
+  }
+
+  /** Arms {@code st}'s deadline from {@code options} (null: the engine's default); returns {@code st}. */
+  public TransferStatus withDeadline(TransferStatus st, org.mori4j.io.TransferOptions options) {
+    long d = defaultDeadlineNanos;
+    if (d == 0 && (options == null || options.deadline() == null)) return st; // the common case costs a read and a branch
+    return TransferDeadlines.arm(st, options, d);
+  }
+
+  /** {@link #withDeadline} for every status of a batch call. */
+  public List<TransferStatus> withDeadline(List<TransferStatus> sts, org.mori4j.io.TransferOptions options) {
+    for (TransferStatus s : sts) withDeadline(s, options);
+    return sts;
   }
 
   public long allocateUid() {
@@ -230,13 +250,23 @@ public final class TransferPath {
       return "!" + ln + " (memory id " + local.id() + ") is not registered with this engine (or was deregistered)";
     if (l.desc().size() != local.size() || l.desc().address() != local.address())
       return ln + " does not match its registration (size " + local.size() + " vs " + l.desc().size() + ")";
-    if (r.peers().get(remote.engineKey()) == null) {
+    Routes.Peer p = r.peers().get(remote.engineKey());
+    if (p == null) {
       String lost = r.lost().get(remote.engineKey());
       if (lost != null) return "~" + rn + " belongs to engine '" + remote.engineKey() + "', which was lost: " + lost
           + " (transfers to it fail until it is registered again)";
       return "!" + rn + " belongs to engine '" + remote.engineKey() + "', which is not registered with this engine";
     }
+    // one compare on the success path; a stale descriptor never reaches a backend, so no byte of the new process moves
+    if (p.desc().incarnation() != remote.ownerIncarnation()) return "!" + staleRemote(rn, remote, p.desc().incarnation());
     return null;
+  }
+
+  /** Why descriptor {@code remote} (argument {@code rn}) of another incarnation than {@code registered} is refused. */
+  public static String staleRemote(String rn, MemoryDesc remote, long registered) {
+    return rn + " (memory id " + remote.id() + ") belongs to incarnation " + org.mori4j.io.EngineDesc.incarnationText(remote.ownerIncarnation())
+        + " of engine '" + remote.engineKey() + "', but the engine registered under that key is incarnation "
+        + org.mori4j.io.EngineDesc.incarnationText(registered) + " (it was restarted; use descriptors of the new one)";
   }
 
   private TransferStatusImpl failed(Routes r, String err) {

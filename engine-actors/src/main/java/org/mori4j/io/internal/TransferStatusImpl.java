@@ -22,13 +22,11 @@ import org.mori4j.transport.TransportError;
  * when someone asks for {@link #completion()}.
  */
 public final class TransferStatusImpl extends TransferOp implements TransferStatus {
-  private static final VarHandle CLAIMED;
   private static final VarHandle WAITER;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
-      CLAIMED = l.findVarHandle(TransferStatusImpl.class, "claimed", int.class);
       WAITER = l.findVarHandle(TransferStatusImpl.class, "waiter", Thread.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
@@ -36,8 +34,8 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
   }
 
   private final long spinNanos;
-  @SuppressWarnings("unused")
-  private volatile int claimed;
+  /** The timer that cancels this transfer at its deadline (null: none); cancelled when the status completes first. */
+  private volatile java.util.concurrent.Future<?> deadlineTask;
   private volatile StatusCode code = StatusCode.IN_PROGRESS;
   private String message = "";
   private volatile Thread waiter;
@@ -128,10 +126,44 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
     return meters != null;
   }
 
-  /** Completes the status once; returns this. */
+  /** Completes the status once (the outcome guard of {@link TransferOp} decides who is first); returns this. */
   public TransferStatusImpl finish(StatusCode c, String msg) {
-    if (!CLAIMED.compareAndSet(this, 0, 1)) return this;
+    if (!claimOutcome()) {
+      // a backend's success after a cancellation: it has now read the blocks for the last time
+      if (c == StatusCode.SUCCESS) releaseArrays();
+      return this;
+    }
     releaseArrays(); // the backend completes a batch only once it has read its blocks for the last time
+    publish(c, msg);
+    return this;
+  }
+
+  /**
+   * Ends the transfer with {@code c} (ERR_TIMEOUT) unless it is already done: true when this call ended it. Its
+   * backend drops what comes later (a late completion is ignored; TCP sends no request that has not left yet, and
+   * reads a cancelled READ's data into scratch memory), and no byte moves into or out of the caller's buffer after
+   * this returns true. Pooled block arrays stay with the op until the backend completes it.
+   */
+  public boolean cancel(StatusCode c, String msg) {
+    if (!cancelOutcome()) return false;
+    publish(c, msg);
+    return true;
+  }
+
+  @Override
+  public boolean cancel() {
+    return cancel(StatusCode.ERR_TIMEOUT, "transfer uid " + uid() + " was cancelled by the caller");
+  }
+
+  /** Lets {@code task} cancel this transfer at its deadline; it is itself cancelled when the status completes first. */
+  void deadlineTask(java.util.concurrent.Future<?> task) {
+    deadlineTask = task;
+    if (code.isFinal()) task.cancel(false);
+  }
+
+  private void publish(StatusCode c, String msg) {
+    java.util.concurrent.Future<?> timer = deadlineTask;
+    if (timer != null) timer.cancel(false);
     message = msg == null ? "" : msg;
     if (meters != null) meters.finished(c, startNanos, this); // before the code: a waiter then reads counters with it
     code = c; // volatile write publishes the message
@@ -141,7 +173,6 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
     if (f != null) f.complete(this);
     Consumer<TransferStatus> l = listener;
     if (l != null) runListener(l);
-    return this;
   }
 
   /** Runs {@code l} once when the status is final (at once if it already is). */

@@ -10,6 +10,7 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorRefResolver;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.mori4j.io.EngineDesc;
 import org.mori4j.io.BackendType;
 import org.mori4j.io.IoEngineProtocol;
 import org.mori4j.io.MemoryDesc;
@@ -63,7 +64,8 @@ final class XgmiControl {
       }
       ActorRef<IoEngineProtocol.Command> owner = ActorRefResolver.get(system).resolveActorRef(p.desc().controlPath());
       AskPattern.<IoEngineProtocol.Command, XgmiMessages.ConfirmReply>ask(owner,
-              r -> new XgmiMessages.Confirm(engineKey, regionId, accessKey, type, self, r), timeout, system.scheduler())
+              // the incarnation registered here: the descriptor's own was checked against it when the transfer was accepted
+              r -> new XgmiMessages.Confirm(engineKey, regionId, accessKey, type, self, r, p.desc().incarnation()), timeout, system.scheduler())
           .whenComplete((reply, err) -> {
             if (err != null) {
               // an owner that does not answer at all is gone from this engine's view (closed, or its process died), as
@@ -80,12 +82,18 @@ final class XgmiControl {
     };
   }
 
-  /** Owner side (engine actor): answers from {@code locals} and remembers the asker. */
-  void confirm(XgmiMessages.Confirm m, Map<Long, Routes.Local> locals, boolean closed) {
+  /** Owner side (engine actor, of incarnation {@code incarnation}): answers from {@code locals} and remembers the asker. */
+  void confirm(XgmiMessages.Confirm m, Map<Long, Routes.Local> locals, boolean closed, long incarnation) {
     String where = "memory id " + m.regionId() + " of engine '" + engineKey + "'";
     if (closed) {
       // the owner going away is the peer's loss, not a bad descriptor
       m.replyTo().tell(refusal(TransportError.PEER_LOST, "engine '" + engineKey + "' is closed (asked about " + where + ")"));
+      return;
+    }
+    if (m.ownerIncarnation() != 0 && m.ownerIncarnation() != incarnation) {
+      // the asker holds a descriptor of the process this one replaced: nothing of it may be served from this memory
+      m.replyTo().tell(refusal(TransportError.NOT_FOUND, where + " was asked of incarnation " + EngineDesc.incarnationText(m.ownerIncarnation())
+          + ", but this engine is incarnation " + EngineDesc.incarnationText(incarnation) + " (it was restarted; use its new descriptors)"));
       return;
     }
     Routes.Local l = locals.get(m.regionId());

@@ -17,7 +17,13 @@ public final class XgmiMessages {
    * asking {@code backend} (XGMI: IPC data; RDMA: rkeys)?
    */
   public record Confirm(String fromKey, long regionId, long accessKey, BackendType backend, ActorRef<IoEngineProtocol.Command> from,
-                        ActorRef<ConfirmReply> replyTo) implements IoEngineProtocol.Internal, ControlMessage {}
+                        ActorRef<ConfirmReply> replyTo, long ownerIncarnation) implements IoEngineProtocol.Internal, ControlMessage {
+    /** A confirmation that does not say which incarnation of the owner it expects (0: not stated). */
+    public Confirm(String fromKey, long regionId, long accessKey, BackendType backend, ActorRef<IoEngineProtocol.Command> from,
+                   ActorRef<ConfirmReply> replyTo) {
+      this(fromKey, regionId, accessKey, backend, from, replyTo, 0);
+    }
+  }
 
   /**
    * The owner's answer: the region's address, size and XGMI data, or (error != 0, a transport error's wire

@@ -98,6 +98,11 @@ final class BlockCursor {
     }
   }
 
+  /** Drops the cached views of {@code r} (a region used once, such as a cancelled WRITE's payload copy). */
+  void forget(LocalRegion r) {
+    views.forget(r);
+  }
+
   void clear() {
     region = null;
     offsets = null;

@@ -19,6 +19,13 @@ import org.mori4j.transport.TransportError;
  * whose payload rides inline) queued behind each other share one frame buffer and one write, up to
  * {@link #PACK_LIMIT} bytes. Responses arrive in request order and are matched to {@code head} by sequence
  * number. A READ's data is scattered straight into the local region.
+ *
+ * <p>Cancellation (a deadline, or {@code cancel()}): an op whose outcome is decided before any of its request left
+ * is not sent ({@link TransferOp#laneSkipped}). Every system call or copy that touches the caller's memory runs inside
+ * the op's landing section ({@link TransferOp#beginLanding()}), so a cancellation never ends a status while its bytes
+ * still move: a cancelled READ's data, which still arrives (responses come in request order), is read into scratch
+ * memory and dropped; a WRITE cancelled with its payload partly on the wire completes the frame from the copy the
+ * cancellation made ({@link TransferOp#payloadCopy()}), so the target sees a whole request and later ones stay framed.
  */
 final class InitiatorConnection extends TcpConnection {
   private final TcpPeer peer;
@@ -40,12 +47,18 @@ final class InitiatorConnection extends TcpConnection {
   private final int[] packEnd = new int[PACK_LIMIT / (REQ_HEADER + 2 * ENTRY)];
   private final BlockCursor out = new BlockCursor(new RegionViews());
   private boolean frameReady;
+  /** The op being written was cancelled mid-payload: the rest of its payload comes from its copy, not the caller's memory. */
+  private boolean fromCopy;
+  private org.mori4j.transport.LocalRegion copyRegion;
 
   // read side
   private final ByteBuffer resp = direct(RESP_HEADER);
   private final ByteBuffer message = direct(MAX_SMALL_PAYLOAD);
   private final BlockCursor in = new BlockCursor(new RegionViews());
   private int readStage; // 0 header, 1 data, 2 error message, 3 data for GPU memory
+  /** The READ whose data arrives was cancelled: the rest of its data goes to {@code scratch}. */
+  private boolean discarding;
+  private ByteBuffer scratch;
   private int respStatus;
 
   InitiatorConnection(TcpIoLoop loop, SocketChannel channel, TcpPeer peer, int maxEntries) {
@@ -87,7 +100,18 @@ final class InitiatorConnection extends TcpConnection {
       while (sending != null) {
         TransferOp op = sending;
         if (!frameReady) {
-          prepare(op);
+          if (!op.beginLanding()) {
+            // cancelled before any of it left: not sent, and so no response will come for it
+            op.laneSkipped = true;
+            sending = op.nextInFlight;
+            dropSkippedHead();
+            continue;
+          }
+          try {
+            prepare(op); // copies an inline payload from the caller's memory
+          } finally {
+            op.endLanding();
+          }
           lastInFrame = op;
           packEnd[0] = frame.limit();
           if (frameOnly(op)) pack();
@@ -100,9 +124,18 @@ final class InitiatorConnection extends TcpConnection {
         }
         int n = 0;
         if (frame.hasRemaining()) out.iov[n++] = frame;
-        if (op.kind() == TransferOp.WRITE && out.remaining() > 0) n += out.fill(n);
+        boolean landing = false;
+        if (op.kind() == TransferOp.WRITE && out.remaining() > 0) {
+          if (!fromCopy && !(landing = op.beginLanding())) continueFromCopy(op);
+          n += out.fill(n);
+        }
         long before = frame.remaining();
-        long w = write(out.iov, n);
+        long w;
+        try {
+          w = write(out.iov, n);
+        } finally {
+          if (landing) op.endLanding();
+        }
         long payload = w - (before - frame.remaining());
         if (payload > 0) out.advance(payload);
         if (frame.hasRemaining() || (op.kind() == TransferOp.WRITE && out.remaining() > 0)) {
@@ -110,12 +143,51 @@ final class InitiatorConnection extends TcpConnection {
           return;
         }
         frameReady = false;
+        endCopy();
         // read now, not when packing: an op queued since then follows the last packed one
         sending = lastInFrame.nextInFlight;
       }
       interest(SelectionKey.OP_READ);
     } catch (IOException | RuntimeException e) {
       peer.lost(TransportError.PEER_LOST, "write to " + peer.key + " failed: " + e);
+    }
+  }
+
+  /**
+   * The WRITE being written was cancelled with its payload partly out: its frame is completed from the copy the
+   * cancellation made, at the same position, so the target gets a whole request and the connection stays framed. (An
+   * op failed by another lane has no copy; its stripe is completed with zeros, and the transfer is reported failed.)
+   */
+  private void continueFromCopy(TransferOp op) {
+    long left = out.remaining();
+    java.lang.foreign.MemorySegment copy = op.payloadCopy();
+    long at;
+    if (copy != null) {
+      at = op.payloadCopyOffset() + (op.totalBytes() - left);
+    } else {
+      copy = java.lang.foreign.Arena.ofAuto().allocate(Math.max(1, left));
+      at = 0;
+    }
+    copyRegion = new org.mori4j.transport.LocalRegion(-1, 0, copy, false, -1);
+    out.single(copyRegion, at, left);
+    fromCopy = true;
+  }
+
+  private void endCopy() {
+    if (copyRegion != null) out.forget(copyRegion); // the copy is garbage once its frame is out
+    copyRegion = null;
+    fromCopy = false;
+  }
+
+  /** Unlinks the ops at the head that were never sent: no response will come for them. */
+  private void dropSkippedHead() {
+    while (head != null && head.laneSkipped) {
+      TransferOp op = head;
+      head = op.nextInFlight;
+      if (head == null) tail = null;
+      op.nextInFlight = null;
+      op.laneSkipped = false;
+      loop.inFlight--;
     }
   }
 
@@ -177,9 +249,15 @@ final class InitiatorConnection extends TcpConnection {
       int end = frame.limit();
       if (count == packEnd.length || next.blockCount() > maxEntries || end + frameBytes(next) > Math.min(PACK_LIMIT, frame.capacity()))
         return;
+      // a cancelled op is not packed: flush reaches it as the next one to send and skips it
+      if (!next.beginLanding()) return;
       // nothing of the frame is written yet: append after what is there, then make it all readable again
       frame.limit(frame.capacity()).position(end);
-      appendFrame(next);
+      try {
+        appendFrame(next);
+      } finally {
+        next.endLanding();
+      }
       frame.flip();
       packEnd[count++] = frame.limit();
       lastInFrame = next;
@@ -207,7 +285,10 @@ final class InitiatorConnection extends TcpConnection {
     frameReady = true;
     if (op.kind() == TransferOp.WRITE && !isInline(op)) {
       if (op.local().gpu()) startStager(outStager(), true, op);
-      else setCursor(out, op);
+      else {
+        setCursor(out, op);
+        op.payloadStarted(); // from here a cancellation keeps a copy of the payload
+      }
     }
   }
 
@@ -271,12 +352,24 @@ final class InitiatorConnection extends TcpConnection {
         } else if (readStage == 3) {
           if (!receiveGpu()) return;
         } else if (readStage == 1) {
-          int n = in.fill(0);
-          long r = in(in.iov, n);
+          long r;
+          if (!discarding && !head.beginLanding()) discarding = true; // cancelled: the rest is not the caller's any more
+          if (discarding) {
+            if (scratch == null) scratch = direct(64 * 1024);
+            scratch.clear().limit((int) Math.min(scratch.capacity(), in.remaining()));
+            r = in(scratch);
+          } else {
+            try {
+              r = in(in.iov, in.fill(0));
+            } finally {
+              head.endLanding();
+            }
+          }
           if (r < 0) throw new IOException("connection closed by peer");
           if (r > 0) in.advance(r);
           if (in.remaining() > 0) return;
           in.clear();
+          discarding = false;
           complete(null, null);
         } else {
           if (in(message) < 0) throw new IOException("connection closed by peer");
@@ -293,6 +386,7 @@ final class InitiatorConnection extends TcpConnection {
 
   /** Parses a response header; false when the connection had to be failed. */
   private boolean startResponse() throws IOException {
+    dropSkippedHead();
     int magic = resp.getInt(0);
     int version = resp.get(4);
     int type = resp.get(5);
@@ -349,6 +443,7 @@ final class InitiatorConnection extends TcpConnection {
     loop.inFlight--;
     if (error == null) op.transferSucceeded();
     else op.transferFailed(error, message);
+    dropSkippedHead();
   }
 
   @Override
@@ -371,6 +466,8 @@ final class InitiatorConnection extends TcpConnection {
       op = next;
     }
     head = tail = sending = null;
+    endCopy();
+    discarding = false;
     out.clear();
     in.clear();
   }

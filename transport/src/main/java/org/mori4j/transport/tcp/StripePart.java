@@ -33,6 +33,17 @@ final class StripePart extends TransferOp {
     return parts;
   }
 
+  // a stripe is cancelled with the whole transfer: one guard, and one payload copy of which it is a slice
+  @Override
+  protected TransferOp guardOwner() {
+    return parent;
+  }
+
+  @Override
+  public long payloadCopyOffset() {
+    return localOffset(0) - parent.localOffset(0);
+  }
+
   @Override
   public void transferSucceeded() {
     if (left.decrementAndGet() == 0) parent.transferSucceeded();

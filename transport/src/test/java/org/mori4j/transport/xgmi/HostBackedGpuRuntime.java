@@ -66,6 +66,14 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
   private volatile String ipcOpenFailure;
   final AtomicInteger copies = new AtomicInteger();
   final Map<String, Boolean> peerEnabled = new ConcurrentHashMap<>();
+  /** While set, stream threads hold their next piece of work (a stalled device), for at most a minute. */
+  private volatile boolean stalled;
+
+  /** Stalls (true) or releases (false) every stream: work queued meanwhile runs, in order, once released. */
+  public void stallStreams(boolean on) {
+    stalled = on;
+  }
+
   /** A copy or kernel that touches this address fails on the stream, as an illegal address would. */
   volatile long poisonAddress = -1;
 
@@ -451,6 +459,7 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
         while (true) {
           Runnable r = work.take();
           if (r == STOP) return;
+          for (int i = 0; stalled && i < 60_000; i++) Thread.sleep(1);
           if (maxDelayMicros > 0 && ThreadLocalRandom.current().nextBoolean()) LockSupport.parkNanos(ThreadLocalRandom.current().nextInt(maxDelayMicros) * 1000L);
           try {
             if (error == null) r.run();
