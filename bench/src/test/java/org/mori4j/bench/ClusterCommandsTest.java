@@ -87,11 +87,14 @@ class ClusterCommandsTest {
   void clusterBenchSpawnsANodeFindsItThroughTheClusterAndPrintsARow(@TempDir Path dir) throws Exception {
     Path json = dir.resolve("c.json");
     Outcome o = run("cluster-bench", "--iters", "5", "--warmup-iters", "1", "--warmup-ms", "0", "--buffer-size", "64K",
-        "--transfer-batch-size", "4", "--json", json.toString());
+        "--transfer-batch-size", "4", "--json", json.toString(), "--plot", dir.resolve("c.svg").toString());
     assertEquals(0, o.code(), o.err());
     assertTrue(o.out().contains("spawned node") && o.out().contains("registered through the cluster"), o.out());
     assertTrue(o.out().lines().anyMatch(l -> l.matches("\\|\\s+64 KiB \\|\\s+4 \\|\\s+256 KiB \\|.*")), "a 64 KiB x 4 row: " + o.out());
     assertTrue(Files.readString(json).contains("\"totalBytes\": 262144"), Files.readString(json));
+    SvgDocument plot = SvgDocument.parse(dir.resolve("c.svg"));
+    assertEquals(List.of("mori4j (cluster peer)"), List.copyOf(plot.series().keySet()));
+    assertEquals(1, plot.points("mori4j (cluster peer)", "latency", "p50"));
   }
 
   @Test
