@@ -89,9 +89,9 @@ class KvClusterTest {
           for (int t = 0; t < layout.tensorsPerLayer(); t++)
             for (int i = 0; i < src.length; i++) {
               MemorySegment want = arena.allocate(layout.bufferBytes(), 8);
-              KvTestNode.fill(want, layout.bufferOf(l));
+              KvTestNode.fill(want, layout.bufferOf(l, t));
               long so = layout.offset(l, t, src[i]), d = layout.offset(l, t, dst[i]);
-              assertEquals(-1, MemorySegment.mismatch(want, so, so + layout.blockBytes(), bufs.get(layout.bufferOf(l)), d, d + layout.blockBytes()),
+              assertEquals(-1, MemorySegment.mismatch(want, so, so + layout.blockBytes(), bufs.get(layout.bufferOf(l, t)), d, d + layout.blockBytes()),
                   "layer " + l + " tensor " + t + " block " + src[i] + " -> " + dst[i]);
             }
 

@@ -15,7 +15,7 @@ import org.mori4j.io.internal.DescriptorCodec;
  */
 public record KvCacheDesc(String name, String engineKey, KvCacheLayout layout, List<MemoryDesc> buffers, String endpoint) {
   private static final int MAGIC = 0x4d344b43; // "M4KC"
-  private static final int VERSION = 1;
+  private static final int VERSION = 2; // 2: the layout carries tensorBuffers
 
   public KvCacheDesc {
     Objects.requireNonNull(name, "name");

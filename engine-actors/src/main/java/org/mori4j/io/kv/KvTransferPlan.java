@@ -97,7 +97,7 @@ public final class KvTransferPlan {
   }
 
   private static void add(Map<Long, Builder> byPair, KvCacheLayout src, KvCacheLayout dst, int l, int t, int s, int d) {
-    int sBuf = src.bufferOf(l), dBuf = dst.bufferOf(l);
+    int sBuf = src.bufferOf(l, t), dBuf = dst.bufferOf(l, t);
     Builder b = byPair.computeIfAbsent(((long) sBuf << 32) | dBuf, k -> new Builder(sBuf, dBuf));
     b.add(src.offset(l, t, s), dst.offset(l, t, d), src.blockBytes());
   }

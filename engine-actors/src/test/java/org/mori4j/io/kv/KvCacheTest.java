@@ -83,7 +83,7 @@ class KvCacheTest {
     for (int l = from; l < to; l++)
       for (int t = 0; t < a.tensorsPerLayer(); t++)
         for (int i = 0; i < sb.length; i++)
-          System.arraycopy(s[a.bufferOf(l)], (int) a.offset(l, t, sb[i]), out[b.bufferOf(l)], (int) b.offset(l, t, db[i]), (int) a.blockBytes());
+          System.arraycopy(s[a.bufferOf(l, t)], (int) a.offset(l, t, sb[i]), out[b.bufferOf(l, t)], (int) b.offset(l, t, db[i]), (int) a.blockBytes());
     return out;
   }
 
@@ -133,6 +133,29 @@ class KvCacheTest {
       assertEquals(StatusCode.SUCCESS, m.code(), m.message());
       assertTrue(dst.awaitLanded("r2", 0, 3, WAIT));
       assertBytes(want, dst);
+    }
+  }
+
+  @Test
+  void aCacheWithABufferPerLayerAndTensorExchangesBlocksWithAPerLayerCache() {
+    // SGLang-style k_buffer/v_buffer pools on one side, vLLM's per-layer [2, blocks, ...] buffers on the other
+    try (KvCache sglang = cache(prefill, KvCacheLayout.perLayerTensor(3, 2, 20, 384), 13);
+         KvCache vllm = cache(decode, KvCacheLayout.perLayer(3, 2, 28, 384), -1)) {
+      assertEquals(6, sglang.desc().buffers().size());
+      int[] sb = scattered(20, 12, 14);
+      int[] db = scattered(28, 12, 15);
+      byte[][] want = expected(sglang, sb, vllm, db, 0, 3, snapshot(vllm));
+      KvMigration m = sglang.push("r-split", sb, vllm.desc(), db);
+      assertTrue(m.await(WAIT));
+      assertEquals(StatusCode.SUCCESS, m.code(), m.message());
+      assertBytes(want, vllm);
+      // and back: the split cache pulls the blocks it sent from the per-layer cache into other blocks of its own
+      int[] back = {19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8};
+      byte[][] wantBack = expected(vllm, db, sglang, back, 0, 3, snapshot(sglang));
+      KvMigration p = sglang.pull("r-split-back", db, vllm.desc(), back);
+      assertTrue(p.await(WAIT));
+      assertEquals(StatusCode.SUCCESS, p.code(), p.message());
+      assertBytes(wantBack, sglang);
     }
   }
 

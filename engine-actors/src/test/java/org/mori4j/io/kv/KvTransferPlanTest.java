@@ -49,7 +49,7 @@ class KvTransferPlanTest {
       for (int l = from; l < to; l++)
         for (int t = 0; t < tensors; t++)
           for (int i = 0; i < n; i++)
-            System.arraycopy(srcBufs[src.bufferOf(l)], (int) src.offset(l, t, sb[i]), reference[dst.bufferOf(l)],
+            System.arraycopy(srcBufs[src.bufferOf(l, t)], (int) src.offset(l, t, sb[i]), reference[dst.bufferOf(l, t)],
                 (int) dst.offset(l, t, db[i]), (int) blockBytes);
       for (int i = 0; i < reference.length; i++) assertArrayEquals(reference[i], viaPlan[i], "buffer " + i + ", " + what);
       assertEquals((long) n * (to - from) * tensors * blockBytes, plan.bytes(), what);
@@ -115,12 +115,35 @@ class KvTransferPlanTest {
     assertEquals(4096 + 1024 + 7 * 100 + 64, padded.bufferBytes());
     KvCacheLayout v = KvCacheLayout.perLayer(80, 2, 1000, 16 * 8 * 128 * 2);
     assertEquals(KvCacheLayout.fromBytes(v.toBytes()), v);
+    // a buffer per layer and tensor (SGLang's k_buffer / v_buffer)
+    KvCacheLayout kv = KvCacheLayout.perLayerTensor(80, 2, 1000, 4096);
+    assertEquals(160, kv.buffers());
+    assertEquals(1000 * 4096, kv.bufferBytes());
+    assertEquals(2 * 7 + 1, kv.bufferOf(7, 1));
+    assertEquals(5 * 4096, kv.offset(7, 1, 5));
+    assertEquals(KvCacheLayout.fromBytes(kv.toBytes()), kv);
+    assertTrue(!kv.equals(KvCacheLayout.perLayer(80, 2, 1000, 4096)), "split and side-by-side tensors differ");
+    assertEquals(null, kv.mismatch(KvCacheLayout.perLayer(80, 2, 10, 4096)), "split and combined caches exchange blocks");
+    m = assertThrows(IllegalArgumentException.class, () -> new KvCacheLayout(4, 2, 8, 64, 1, 0, 512, 64, true)).getMessage();
+    assertTrue(m.contains("tensorStride must be 0") && m.contains("512"), m);
+    m = assertThrows(IllegalArgumentException.class, () -> new KvCacheLayout(4, 2, 8, 64, 2, 100, 0, 64, true)).getMessage();
+    assertTrue(m.contains("layerStride 100"), m);
     assertThrows(IllegalArgumentException.class, () -> KvCacheLayout.fromBytes(new byte[] {1, 2, 3}));
   }
 
   private static KvCacheLayout randomLayout(SplittableRandom rnd, int layers, int tensors, int blocks, long bb) {
-    switch (rnd.nextInt(4)) {
+    switch (rnd.nextInt(6)) {
       case 0: return KvCacheLayout.perLayer(layers, tensors, blocks, bb);
+      case 4: return KvCacheLayout.perLayerTensor(layers, tensors, blocks, bb);
+      case 5: {
+        // a buffer per tensor holding several layers (one K pool and one V pool per group of layers), padded
+        List<Integer> divisors = new ArrayList<>();
+        for (int d = 1; d <= layers; d++) if (layers % d == 0) divisors.add(d);
+        int lpb = divisors.get(rnd.nextInt(divisors.size()));
+        long blockStride = bb + rnd.nextInt(3);
+        long layerStride = blockStride * (blocks - 1) + bb + rnd.nextInt(7);
+        return new KvCacheLayout(layers, tensors, blocks, bb, lpb, layerStride, 0, blockStride, true);
+      }
       case 1: return KvCacheLayout.singleBuffer(layers, tensors, blocks, bb);
       case 2: return KvCacheLayout.blockMajor(layers, tensors, blocks, bb);
       default: {
