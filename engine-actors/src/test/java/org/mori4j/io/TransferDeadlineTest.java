@@ -162,7 +162,7 @@ class TransferDeadlineTest {
       assertSucceeds(a.write(srcDesc, 32L << 20, remote, 50L << 20, 6L << 20, a.allocateTransferUid()));
       assertSucceeds(a.read(dstDesc, 32L << 20, remote, 50L << 20, 6L << 20, a.allocateTransferUid()));
       assertEquals(-1, src.asSlice(32L << 20, 6L << 20).mismatch(dst.asSlice(32L << 20, 6L << 20)));
-      for (int i = 0; i < 64; i++) {
+      for (int i = 0; i < 16; i++) {
         pattern(src, 60L << 20, 4096, 200 + i);
         assertSucceeds(a.write(srcDesc, 60L << 20, remote, 60L << 20, 4096, a.allocateTransferUid()));
         assertSucceeds(a.read(dstDesc, 60L << 20, remote, 60L << 20, 4096, a.allocateTransferUid()));
