@@ -119,7 +119,8 @@ public final class BenchCommand implements Callable<Integer> {
   private String targetMem;
 
   /** What one engine pass measured: the main rows, the CPU rows of --compare-cpu, and both ends' memory. */
-  private record EngineRun(List<ResultRow> rows, List<ResultRow> cpuRows, String localWhere, String remoteWhere, int remoteGpu) {}
+  private record EngineRun(List<ResultRow> rows, List<ResultRow> cpuRows, String localWhere, String remoteWhere, int remoteGpu,
+                           List<String> paths, String registration) {}
 
   /** Accepts exactly "read" or "write" (any case) and says which flag and value were wrong otherwise. */
   static final class OpConverter implements ITypeConverter<EngineBenchmark.Op> {
@@ -251,6 +252,8 @@ public final class BenchCommand implements Callable<Integer> {
       boolean gpuRun = !run.localWhere().equals("cpu") || !run.remoteWhere().equals("cpu");
       out.print(ResultTable.render(title(run.localWhere(), run.remoteWhere()), rows));
       if (compareCpu) out.print(ResultTable.render(title("cpu", "cpu") + " [--compare-cpu]", run.cpuRows()));
+      for (String p : run.paths()) out.println(p);
+      out.println(run.registration());
       out.flush();
       List<BaselineRow> base = List.of();
       List<String> cmp = new ArrayList<>();
@@ -336,11 +339,12 @@ public final class BenchCommand implements Callable<Integer> {
       int passes = compareCpu ? 2 : 1;
       ProgressBar progress = ProgressBar.forConsole(passes * plan.points().size());
       try {
-        List<ResultRow> rows = pass(plan, engine, buffers, localGpu ? gpu : null, remote, target, progress, "");
-        List<ResultRow> cpuRows = compareCpu ? pass(plan, engine, buffers, null, remoteCpu, target, progress, "cpu ") : List.of();
+        List<String> paths = new ArrayList<>();
+        List<ResultRow> rows = pass(plan, engine, buffers, localGpu ? gpu : null, remote, target, progress, "", paths);
+        List<ResultRow> cpuRows = compareCpu ? pass(plan, engine, buffers, null, remoteCpu, target, progress, "cpu ", paths) : List.of();
         boolean remoteOnGpu = remote.location() == MemoryLocationType.GPU;
         return new EngineRun(rows, cpuRows, localGpu ? "GPU" + gpuDevice : "cpu", remoteOnGpu ? "GPU" + remote.deviceId() : "cpu",
-            remoteOnGpu ? remote.deviceId() : -1);
+            remoteOnGpu ? remote.deviceId() : -1, paths, "registration (this engine): " + engine.registrationStats());
       } finally {
         progress.finish();
       }
@@ -354,7 +358,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   /** One sweep against {@code remote}, from a local buffer on {@code gpu}'s {@link #gpuDevice} (host memory when null). */
   private List<ResultRow> pass(SweepPlan plan, IoEngine engine, BenchBuffers buffers, GpuRuntime gpu, MemoryDesc remote, TargetProcess target,
-                               ProgressBar progress, String label) {
+                               ProgressBar progress, String label, List<String> paths) {
     long localBytes = Math.min(plan.bufferBytes(), remote.size());
     BenchMemory local = buffers.add(gpu != null ? BenchMemory.gpu(engine, gpu, gpuDevice, localBytes) : BenchMemory.host(engine, localBytes));
     // same memory type as the local buffer, so a gpu<->gpu run reads its samples back over the same path
@@ -362,8 +366,11 @@ public final class BenchCommand implements Callable<Integer> {
         : BenchMemory.host(engine, 2 * EngineBenchmark.SAMPLE_BYTES));
     EngineBenchmark bench = sweep.benchmark(engine, local, remote, scratch);
     if (label.isEmpty()) capacity = bench.capacity();
-    return bench.sweep(plan.points(), sweep.iters, sweep.warmupIters, sweep.warmupNanos(), progress, label, () -> {
+    List<ResultRow> rows = bench.sweep(plan.points(), sweep.iters, sweep.warmupIters, sweep.warmupNanos(), progress, label, () -> {
       if (target != null && !target.alive()) throw new IllegalStateException("target process died" + target.stderrTail());
     });
+    // every row of a pass moves the same pair of buffers, so one explanation names the path of each of them
+    paths.add("path of every " + (label.isEmpty() ? "" : label) + "row: " + bench.pathLine());
+    return rows;
   }
 }

@@ -218,4 +218,16 @@ public final class EngineBenchmark {
       for (TransferStatus s : statuses) check(s.await(), op.name());
     }
   }
+
+  /**
+   * One line naming the path every row of this benchmark takes (the engine's {@code explain} of its local and
+   * remote buffers), or why it cannot be said; call it while the engine is open.
+   */
+  public String pathLine() {
+    try {
+      return engine.explain(local, remote).summary();
+    } catch (org.mori4j.io.IoEngineException e) {
+      return "cannot be explained: " + e.getMessage();
+    }
+  }
 }

@@ -28,11 +28,16 @@ import picocli.CommandLine.Command;
  * runtime's reason for there being none), which provider {@code mori4j.rdma.provider = auto} would choose and
  * why, and which backends {@code createBackend} would start: TCP always, XGMI only with a GPU runtime, RDMA on
  * ibverbs only with a device, and on the software provider (emulation) only when it is named. It starts no
- * engine and changes nothing; every probe that fails is printed as its reason, never as an exit code.
+ * engine and changes nothing; every probe that fails is printed as its reason, never as an exit code. With
+ * {@code --probe} it does start two engines ({@link InfoProbe}) and prints their own explanation of each path.
  */
 @Command(name = "info", mixinStandardHelpOptions = true,
     description = "Print this host's view: RDMA devices and ports, libibverbs, GPUs and peer access, and which backends an engine would start.")
 public final class InfoCommand implements Callable<Integer> {
+  @picocli.CommandLine.Option(names = "--probe", description = "Also start two engines on loopback here, ask each for every backend, and print"
+      + " the path (explain) a transfer between them takes for host and GPU memory, and why not the other backends.")
+  boolean probe;
+
   @Override
   public Integer call() {
     String provider = RdmaFlags.configuredProvider();
@@ -49,6 +54,8 @@ public final class InfoCommand implements Callable<Integer> {
     out.append(gpu(gpu, BenchGpu.mode()));
     out.append('\n');
     out.append(backends(inventory, gpu, provider));
+    if (probe) out.append('\n').append(InfoProbe.run(gpu));
+    else out.append("\n(--probe starts two engines here and prints the path each kind of transfer between them takes, and why)\n");
     System.out.print(out);
     System.out.flush();
     return 0;

@@ -88,6 +88,7 @@ final class RdmaBench {
 
       List<ResultRow> rdmaRows = new ArrayList<>();
       List<ResultRow> tcpRows = new ArrayList<>();
+      List<String> paths = new ArrayList<>();
       String[] where = new String[1];
       long[] capacity = new long[1];
       TargetProcess t = target;
@@ -131,6 +132,10 @@ final class RdmaBench {
         } finally {
           progress.finish();
         }
+        // while the engines are open: what each series' rows really took, and what registering their buffers cost
+        paths.add("path of every " + provider.label() + " row: " + rdma.bench().pathLine());
+        if (tcp != null) paths.add("path of every tcp row: " + tcp.bench().pathLine());
+        paths.add("registration (" + provider.label() + " engine): " + rdmaEngine.registrationStats());
       }
 
       List<String> labels = new ArrayList<>();
@@ -149,6 +154,7 @@ final class RdmaBench {
           s.compareTcp() ? " beside tcp (same target, alternating per point)" : "", mem, sw.batchTransfer ? "on" : "off", sw.session ? "on" : "off",
           sw.reversedBlocks() ? ", blocks reversed" : "");
       out.print(ResultTable.renderWithBackend(title, labels, all));
+      for (String p : paths) out.println(p);
       // EngineBenchmark.run throws on the first wrong byte, so reaching this line means every row's sample matched
       out.printf(Locale.ROOT, "bytes verified: %d row(s), each row's sample (first and last %d B of the first, middle and last slot) "
           + "matched its pattern%n", all.size(), EngineBenchmark.SAMPLE_BYTES);

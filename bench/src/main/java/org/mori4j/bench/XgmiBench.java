@@ -46,6 +46,7 @@ final class XgmiBench {
     out.flush();
     List<ResultRow> rows;
     String title;
+    List<String> paths = new ArrayList<>();
     TargetProcess target = null;
     IoEngine targetEngine = null;
     BenchMemory targetBuffer = null;
@@ -93,11 +94,14 @@ final class XgmiBench {
         } finally {
           progress.finish();
         }
+        paths.add("path of every row: " + bench.pathLine());
+        paths.add("registration (initiator engine): " + engine.registrationStats());
       }
       title = String.format(Locale.ROOT, "mori4j %s over xgmi, GPU%d <-> target GPU%d memory, %s (batch-transfer %s, session %s%s)", op,
           s.device(), s.targetDevice(), s.singleProcess() ? "same process" : "two processes", s.batchTransfer() ? "on" : "off", s.session() ? "on" : "off",
           s.reversedBlocks() ? ", blocks reversed" : "");
       out.print(ResultTable.render(title, rows));
+      for (String p : paths) out.println(p);
       out.flush();
     } catch (EngineBenchmark.IntegrityException | EngineBenchmark.TransferFailedException e) {
       System.err.println("mori4j bench: " + e.getMessage());

@@ -106,6 +106,24 @@ public record PathExplanation(String localEngine, String remoteEngine, MemoryLoc
     return false;
   }
 
+  /**
+   * One line for tables and logs: the chosen backend, staged or direct, the connection or device, and when the
+   * path is slower than the pair could have, which backend failed and why.
+   */
+  public String summary() {
+    StringBuilder b = new StringBuilder();
+    if (chosen == null) b.append("no backend can move this pair");
+    else b.append(chosen).append(staged ? " through host staging" : " direct").append(" (").append(via).append(')');
+    if (slower()) {
+      b.append(" -- slower than this pair could have:");
+      for (Refusal r : refused) {
+        if (r.degraded() && (chosen == null || r.backend().ordinal() < chosen.ordinal()))
+          b.append(' ').append(r.backend()).append(' ').append(r.reason()).append(" (").append(r.message()).append(')');
+      }
+    }
+    return b.toString();
+  }
+
   @Override
   public String toString() {
     StringBuilder b = new StringBuilder();

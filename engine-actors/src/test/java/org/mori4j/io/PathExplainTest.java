@@ -223,7 +223,7 @@ class PathExplainTest {
     Map<BackendType, byte[]> data = new EnumMap<>(real.backendData());
     data.put(BackendType.XGMI, new XgmiHost("another-boot-id", "elsewhere", "pid:[1]", 1, 1).encode());
     a.registerRemoteEngine(new EngineDesc(real.key(), real.nodeId(), real.host(), real.port(), real.pid(), real.controlPath(),
-        real.backends(), data));
+        real.backends(), data, real.incarnation()));
     PathExplanation e = a.explain(a0, b0);
     System.out.println(e);
     assertEquals(BackendType.TCP, e.chosen());

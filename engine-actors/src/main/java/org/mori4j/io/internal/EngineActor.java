@@ -469,6 +469,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
   private Behavior<Command> deregisterMemory(List<MemoryDesc> descs, ActorRef<StatusReply<Done>> replyTo) {
     if (descs == null) return fail(replyTo, StatusCode.ERR_INVALID_ARGS, "descs must not be null", this);
     List<Routes.Local> found = new ArrayList<>(descs.size());
+    java.util.Set<Long> ids = new java.util.HashSet<>(); // a descriptor named twice is refused like an unknown one
     for (int i = 0; i < descs.size(); i++) {
       MemoryDesc d = descs.get(i);
       String at = descs.size() > 1 ? "descs[" + i + "]: " : "";
@@ -476,7 +477,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
       if (!d.engineKey().equals(id.key()))
         return fail(replyTo, StatusCode.ERR_INVALID_ARGS, at + "memory id " + d.id() + " belongs to engine '" + d.engineKey() + "', not '" + id.key() + "'", this);
       Routes.Local l = locals.get(d.id());
-      if (l == null || l.desc().accessKey() != d.accessKey() || found.contains(l))
+      if (l == null || l.desc().accessKey() != d.accessKey() || !ids.add(d.id()))
         return fail(replyTo, StatusCode.ERR_NOT_FOUND, at + "memory id " + d.id() + " is not registered (already deregistered?)", this);
       found.add(l);
     }
