@@ -1,25 +1,16 @@
 package org.mori4j.bench.kv;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.PrintWriter;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.mori4j.io.BackendType;
 import org.mori4j.io.EngineDesc;
@@ -42,8 +33,10 @@ import picocli.CommandLine.Option;
  * on real model layouts, blocks allocated from shuffled free lists on both sides. Per request length and mode
  * (push, pull, layer-streamed push) it prints the migration's p50/p99 time and GB/s beside, in the same run, the
  * same bytes as one contiguous transfer, a naive one-transfer-per-block loop and the engine's single 64 MiB
- * transfer; streaming rows report the exposed time (last {@code sendLayers} to all layers landed on the receiver)
- * beside one layer's transfer time. TCP only for now: {@code --backend xgmi} is refused with that message.
+ * transfer, each timed beside every iteration of the row; streaming rows report the exposed time (last
+ * {@code sendLayers} to all layers landed on the receiver) beside one layer's transfer on the idle link, with a
+ * simulated prefill paced so that the link carries the stream. After each row the migrated bytes are checked
+ * ({@code --no-verify} skips it). TCP only for now: {@code --backend xgmi} is refused with that message.
  */
 @Command(name = "kv-bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = "KV-cache migration between two JVMs on model layouts (push, pull, layer-streamed), beside a contiguous transfer.")
@@ -79,39 +72,53 @@ public final class KvBenchCommand implements Callable<Integer> {
   int naiveIters;
 
   @Option(names = "--layer-compute-us", defaultValue = "0",
-      description = "Simulated prefill time per layer in stream mode; 0 = 1.5 x the measured per-layer share of a push (default: ${DEFAULT-VALUE}).")
+      description = "Simulated prefill time per layer in stream mode; 0 = 1.25 x one layer's transfer time measured on the idle link, so the link carries the stream (default: ${DEFAULT-VALUE}).")
   long layerComputeUs;
 
   @Option(names = "--max-memory", defaultValue = "6144", description = "MiB each process may allocate for caches and the contiguous region (default: ${DEFAULT-VALUE}).")
   long maxMemoryMib;
 
+  @Option(names = "--verify", negatable = true, defaultValue = "true", fallbackValue = "true",
+      description = "After each row's timed iterations, fresh bytes and one more migration, then every migrated slot compared by CRC32C on both sides (default: ${DEFAULT-VALUE}).")
+  boolean verify;
+
   @Option(names = "--json", description = "Also write the rows as a JSON list to this file.")
   Path json;
 
+  @Option(names = "--plot", description = "Also draw the rows as an SVG (bandwidth and p50/p99 by bytes per request) to this file.")
+  Path plot;
+
+  /** Null when the options make sense, else what is wrong, naming the option and value. */
+  String validate() {
+    if (!backend.equals("tcp")) return "--backend " + backend + " is not implemented in kv-bench yet (only tcp: two JVMs, CPU memory)";
+    try {
+      KvModel.preset(model);
+    } catch (IllegalArgumentException e) {
+      return e.getMessage();
+    }
+    if (blockTokens < 1) return "--block-tokens must be at least 1: " + blockTokens;
+    if (fragmentation < 0 || fragmentation > 1) return "--fragmentation must be in [0, 1]: " + fragmentation;
+    if (iters < 1) return "--iters must be at least 1: " + iters;
+    if (warmup < 0) return "--warmup must not be negative: " + warmup;
+    if (naiveIters < 0) return "--naive-iters must not be negative: " + naiveIters;
+    if (layerComputeUs < 0) return "--layer-compute-us must not be negative: " + layerComputeUs;
+    if (tokens == null || tokens.length == 0) return "--tokens needs at least one request length";
+    for (int t : tokens) if (t < 1) return "--tokens must be positive: " + t;
+    for (String mode : modes) if (!List.of("push", "pull", "stream").contains(mode)) return "--mode: unknown mode '" + mode + "' (push, pull, stream)";
+    return null;
+  }
+
   @Override
   public Integer call() throws Exception {
-    if (!backend.equals("tcp")) {
-      System.err.println("kv-bench: --backend " + backend + " is not implemented yet (only tcp: two JVMs, CPU memory)");
-      return 2;
-    }
-    KvModel m;
-    try {
-      m = KvModel.preset(model);
-    } catch (IllegalArgumentException e) {
-      System.err.println("kv-bench: " + e.getMessage());
-      return 2;
-    }
-    if (blockTokens < 1) return usage("--block-tokens must be at least 1: " + blockTokens);
-    if (fragmentation < 0 || fragmentation > 1) return usage("--fragmentation must be in [0, 1]: " + fragmentation);
-    if (iters < 1 || warmup < 0 || naiveIters < 0) return usage("--iters must be >= 1, --warmup and --naive-iters >= 0");
-    for (String mode : modes) if (!List.of("push", "pull", "stream").contains(mode)) return usage("--mode: unknown mode '" + mode + "'");
+    String bad = validate();
+    if (bad != null) return usage(bad);
+    KvModel m = KvModel.preset(model);
     int maxTokens = Arrays.stream(tokens).max().orElse(0);
-    if (Arrays.stream(tokens).anyMatch(t -> t < 1)) return usage("--tokens must be positive: " + Arrays.toString(tokens));
     int maxBlocks = (maxTokens + blockTokens - 1) / blockTokens;
     int capacity = maxBlocks + maxBlocks / 2;
     KvCacheLayout layout = m.layout(blockTokens, capacity);
     long cacheBytes = layout.bufferBytes() * layout.buffers();
-    long contiguous = Math.max(64 * MIB, (long) maxBlocks * layout.bytesPerBlock());
+    long contiguous = Math.max(KvBenchRuns.SINGLE_REFERENCE_BYTES, (long) maxBlocks * layout.bytesPerBlock());
     if ((cacheBytes + contiguous) / MIB > maxMemoryMib)
       return usage("a cache of " + capacity + " blocks (" + cacheBytes / MIB + " MiB) plus a " + contiguous / MIB + " MiB contiguous region exceed --max-memory "
           + maxMemoryMib + " MiB: fewer --tokens or a larger --max-memory");
@@ -120,9 +127,9 @@ public final class KvBenchCommand implements Callable<Integer> {
         m.name(), m.layers(), m.tensors(), blockTokens, layout.blockBytes(), capacity, cacheBytes / MIB);
     List<KvBenchRow> rows = new ArrayList<>();
     Process child = startChild(m, capacity, contiguous);
-    try (Arena arena = Arena.ofShared(); IoEngine engine = IoEngine.create("kv-bench-initiator", IoEngineConfig.loopback())) {
+    try (Arena arena = Arena.ofShared(); IoEngine engine = IoEngine.create("kv-bench-initiator", IoEngineConfig.loopback());
+         KvBenchLink link = new KvBenchLink(child)) {
       engine.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
-      ChildLink link = new ChildLink(child);
       String[] ready = link.next("READY", 120).split(" ");
       EngineDesc remoteEngine = EngineDesc.fromBytes(Base64.getDecoder().decode(ready[1]));
       KvCacheDesc remote = KvCacheDesc.fromBytes(Base64.getDecoder().decode(ready[2]));
@@ -138,10 +145,15 @@ public final class KvBenchCommand implements Callable<Integer> {
       }
       MemoryDesc region = engine.registerMemory(arena.allocate(contiguous, 4096));
       KvBenchRuns runs = new KvBenchRuns(engine, region, remoteRegion, link, warmup, iters);
-      double single64 = runs.contiguous(64 * MIB, false).avgBwGBps();
-      System.out.printf("engine's single 64 MiB write: %.2f GB/s%n%n", single64);
+      double single64 = runs.contiguous(KvBenchRuns.SINGLE_REFERENCE_BYTES, false).avgBwGBps();
+      System.out.printf("engine's single 64 MiB write before the rows: %.2f GB/s (each row also times one beside every iteration)%n", single64);
+      long r0 = System.nanoTime();
       try (KvCache local = KvCache.create(engine, "kv-bench", layout, bufs)) {
+        double registrationUs = (System.nanoTime() - r0) / 1e3;
+        System.out.printf("registration: the cache's %d buffers (%d MiB) in %.0f us (engine: %s)%n%n", layout.buffers(), cacheBytes / MIB, registrationUs,
+            engine.registrationStats());
         Random rnd = new Random(42);
+        long seed = 1;
         for (int t : tokens) {
           int n = (t + blockTokens - 1) / blockTokens;
           int[] localBlocks = allocate(capacity, n, rnd);
@@ -150,25 +162,27 @@ public final class KvBenchCommand implements Callable<Integer> {
           long bytes = plan.bytes();
           for (String mode : modes) {
             boolean pull = mode.equals("pull");
-            KvBenchRuns.Stats contig = runs.contiguous(bytes, pull);
             KvBenchRuns.Stats naive = naiveIters == 0 ? null : runs.naive(plan, local, remote, pull, naiveIters);
+            KvMigration.Mode km = mode.equals("stream") ? KvMigration.Mode.STREAM : pull ? KvMigration.Mode.PULL : KvMigration.Mode.PUSH;
+            int[] src = pull ? remoteBlocks : localBlocks, dst = pull ? localBlocks : remoteBlocks;
             KvBenchRow row;
-            if (mode.equals("stream")) {
-              KvBenchRuns.Stats push = runs.migrations(local, remote, localBlocks, remoteBlocks, KvMigration.Mode.PUSH, "cal-" + t);
-              long compute = layerComputeUs > 0 ? layerComputeUs * 1000 : (long) (1.5 * push.p50Nanos() / m.layers());
-              KvBenchRuns.StreamStats s = runs.stream(local, remote, localBlocks, remoteBlocks, "s-" + t, compute);
-              row = KvBenchRow.stream(m.name(), t, bytes, n, plan.transfers(), plan.blockSlots(), s, contig, naive, single64, compute);
+            if (km == KvMigration.Mode.STREAM) {
+              KvBenchRuns.Stats layer = runs.oneLayer(local, remote, src, dst, "layer-" + t);
+              long compute = layerComputeUs > 0 ? layerComputeUs * 1000 : (long) (1.25 * layer.p50Nanos());
+              KvBenchRuns.StreamStats s = runs.stream(local, remote, src, dst, "s-" + t, compute);
+              KvBenchRuns.Stats contig = runs.contiguous(bytes, false);
+              int checked = verify ? runs.verify(local, bufs, remote, src, dst, km, "check-" + mode + "-" + t, seed++) : 0;
+              row = KvBenchRow.stream(m.name(), t, bytes, n, plan.transfers(), plan.blockSlots(), s, layer, contig, naive, checked, registrationUs);
             } else {
-              KvBenchRuns.Stats s = runs.migrations(local, remote, pull ? remoteBlocks : localBlocks, pull ? localBlocks : remoteBlocks,
-                  pull ? KvMigration.Mode.PULL : KvMigration.Mode.PUSH, mode + "-" + t);
-              row = KvBenchRow.of(m.name(), t, bytes, n, plan.transfers(), plan.blockSlots(), mode, s, contig, naive, single64);
+              KvBenchRuns.Paired s = runs.migrations(local, remote, src, dst, km, mode + "-" + t, bytes);
+              int checked = verify ? runs.verify(local, bufs, remote, src, dst, km, "check-" + mode + "-" + t, seed++) : 0;
+              row = KvBenchRow.of(m.name(), t, bytes, n, plan.transfers(), plan.blockSlots(), mode, s, naive, checked, registrationUs);
             }
             rows.add(row);
             System.out.println(row.line());
           }
         }
       }
-      link.close();
     } finally {
       child.destroy();
       child.waitFor(30, TimeUnit.SECONDS);
@@ -178,6 +192,10 @@ public final class KvBenchCommand implements Callable<Integer> {
     if (json != null) {
       Files.writeString(json, KvBenchRow.json(rows));
       System.out.println("wrote " + json);
+    }
+    if (plot != null) {
+      KvBenchPlot.write(rows, plot);
+      System.out.println("wrote " + plot);
     }
     return 0;
   }
@@ -202,69 +220,6 @@ public final class KvBenchCommand implements Callable<Integer> {
     return new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xmx512m", "-cp", System.getProperty("java.class.path"),
         KvBenchTarget.class.getName(), m.name(), Integer.toString(blockTokens), Integer.toString(capacity), Long.toString(contiguous))
         .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-  }
-
-  /** The child's stdout (control lines and landed ranges) and stdin. */
-  static final class ChildLink implements AutoCloseable {
-    private final Process p;
-    private final PrintWriter out;
-    private final BlockingQueue<String> control = new LinkedBlockingQueue<>();
-    final Map<String, long[]> landed = new ConcurrentHashMap<>();
-
-    ChildLink(Process p) {
-      this.p = p;
-      this.out = new PrintWriter(p.getOutputStream(), true, StandardCharsets.UTF_8);
-      Thread t = new Thread(() -> {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-          for (String l; (l = r.readLine()) != null; ) {
-            if (l.startsWith("LANDED ")) {
-              String[] f = l.split(" ");
-              // [layers landed, latest nanoTime]
-              landed.compute(f[1], (k, v) -> {
-                long[] a = v == null ? new long[2] : v;
-                a[0] += Integer.parseInt(f[3]) - Integer.parseInt(f[2]);
-                a[1] = Math.max(a[1], Long.parseLong(f[4]));
-                return a;
-              });
-            } else if (l.startsWith("READY") || l.startsWith("REGISTERED")) control.add(l);
-          }
-        } catch (java.io.IOException e) {
-          // the child ended
-        }
-      }, "kv-bench-child");
-      t.setDaemon(true);
-      t.start();
-    }
-
-    String next(String prefix, int seconds) throws InterruptedException {
-      String l = control.poll(seconds, TimeUnit.SECONDS);
-      if (l == null || !l.startsWith(prefix)) throw new IllegalStateException("kv-bench target: expected " + prefix + " within " + seconds + " s, got " + l);
-      return l;
-    }
-
-    void send(String line) {
-      out.println(line);
-    }
-
-    /** Waits until {@code layers} layers of {@code request} landed; their latest landing time, or -1 on timeout. */
-    long awaitLanded(String request, int layers, Duration timeout) throws InterruptedException {
-      long deadline = System.nanoTime() + timeout.toNanos();
-      while (System.nanoTime() < deadline) {
-        long[] a = landed.get(request);
-        if (a != null && a[0] >= layers) {
-          landed.remove(request);
-          send("FORGET " + request);
-          return a[1];
-        }
-        Thread.onSpinWait();
-      }
-      return -1;
-    }
-
-    @Override
-    public void close() {
-      out.close();
-    }
   }
 
   static void check(TransferStatus s, String what) {

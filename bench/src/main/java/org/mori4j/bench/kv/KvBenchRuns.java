@@ -1,11 +1,11 @@
 package org.mori4j.bench.kv;
 
+import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.mori4j.io.IoEngine;
 import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.StatusCode;
@@ -15,8 +15,14 @@ import org.mori4j.io.kv.KvCacheDesc;
 import org.mori4j.io.kv.KvMigration;
 import org.mori4j.io.kv.KvTransferPlan;
 
-/** The timed loops of kv-bench: migrations, streams, the contiguous transfer and the per-block loop. */
+/**
+ * The timed loops of kv-bench. Each iteration of a migration row also times, right beside it, the same bytes as
+ * one contiguous transfer and the engine's single 64 MiB write, so a row's ratios compare transfers that ran under
+ * the same load (on a shared 2-core host the load moves more than the ratios do). Streams are paced by a
+ * simulated prefill that sleeps (a GPU computes; a spinning CPU thread would take a core from the I/O threads).
+ */
 final class KvBenchRuns {
+  static final long SINGLE_REFERENCE_BYTES = 64L << 20;
   private static final Duration LIMIT = Duration.ofSeconds(120);
 
   record Stats(long bytes, long[] nanos) {
@@ -27,7 +33,7 @@ final class KvBenchRuns {
     long pct(double q) {
       long[] s = nanos.clone();
       Arrays.sort(s);
-      return s[Math.min(s.length - 1, (int) Math.ceil(q * s.length) - 1)];
+      return s[Math.min(s.length - 1, Math.max(0, (int) Math.ceil(q * s.length) - 1))];
     }
 
     double avgBwGBps() {
@@ -35,17 +41,23 @@ final class KvBenchRuns {
     }
   }
 
-  /** Exposed times (last sendLayers to all landed) and one layer's transfer time (sendLayers to its completion here). */
-  record StreamStats(Stats exposed, Stats layer, Stats total) {}
+  /** A row's migrations and, from the same iterations, the contiguous transfer and the single 64 MiB write. */
+  record Paired(Stats run, Stats contiguous, Stats single64) {}
+
+  /**
+   * Exposed times (last sendLayers to all layers landed on the receiver), whole streams (first layer's compute to
+   * all landed), the 64 MiB write of the same iterations, and the prefill time per layer that paced them.
+   */
+  record StreamStats(Stats exposed, Stats total, Stats single64, long computeNanos) {}
 
   private final IoEngine engine;
   private final MemoryDesc region;
   private final MemoryDesc remoteRegion;
-  private final KvBenchCommand.ChildLink link;
+  private final KvBenchLink link;
   private final int warmup;
   private final int iters;
 
-  KvBenchRuns(IoEngine engine, MemoryDesc region, MemoryDesc remoteRegion, KvBenchCommand.ChildLink link, int warmup, int iters) {
+  KvBenchRuns(IoEngine engine, MemoryDesc region, MemoryDesc remoteRegion, KvBenchLink link, int warmup, int iters) {
     this.engine = engine;
     this.region = region;
     this.remoteRegion = remoteRegion;
@@ -54,72 +66,139 @@ final class KvBenchRuns {
     this.iters = iters;
   }
 
+  /** One contiguous transfer of {@code bytes} from the start of the regions; its time. */
+  long once(long bytes, boolean read) {
+    long t0 = System.nanoTime();
+    TransferStatus s = read ? engine.read(region, 0, remoteRegion, 0, bytes, engine.allocateTransferUid())
+        : engine.write(region, 0, remoteRegion, 0, bytes, engine.allocateTransferUid());
+    s.await();
+    long t = System.nanoTime() - t0;
+    KvBenchCommand.check(s, "contiguous " + bytes + " bytes");
+    return t;
+  }
+
   Stats contiguous(long bytes, boolean read) {
     long[] t = new long[iters];
     for (int i = -warmup; i < iters; i++) {
-      long t0 = System.nanoTime();
-      TransferStatus s = read ? engine.read(region, 0, remoteRegion, 0, bytes, engine.allocateTransferUid())
-          : engine.write(region, 0, remoteRegion, 0, bytes, engine.allocateTransferUid());
-      s.await();
-      KvBenchCommand.check(s, "contiguous " + bytes + " bytes");
-      if (i >= 0) t[i] = System.nanoTime() - t0;
+      long n = once(bytes, read);
+      if (i >= 0) t[i] = n;
     }
     return new Stats(bytes, t);
   }
 
-  Stats migrations(KvCache local, KvCacheDesc remote, int[] src, int[] dst, KvMigration.Mode mode, String tag) throws InterruptedException {
+  Paired migrations(KvCache local, KvCacheDesc remote, int[] src, int[] dst, KvMigration.Mode mode, String tag, long bytes)
+      throws InterruptedException {
+    boolean pull = mode == KvMigration.Mode.PULL;
+    long[] t = new long[iters], c = new long[iters], s = new long[iters];
+    for (int i = -warmup; i < iters; i++) {
+      long ct = once(bytes, pull);
+      long mt = migrate(local, remote, src, dst, mode, tag + "-" + i);
+      long st = once(SINGLE_REFERENCE_BYTES, false);
+      if (i >= 0) {
+        t[i] = mt;
+        c[i] = ct;
+        s[i] = st;
+      }
+    }
+    return new Paired(new Stats(bytes, t), new Stats(bytes, c), new Stats(SINGLE_REFERENCE_BYTES, s));
+  }
+
+  /** One whole migration: call to completion on this side (the receiver hears of it after; that is awaited untimed). */
+  private long migrate(KvCache local, KvCacheDesc remote, int[] src, int[] dst, KvMigration.Mode mode, String req) throws InterruptedException {
+    long t0 = System.nanoTime();
+    KvMigration m = local.migrate(req, src, remote, dst, mode);
+    if (!m.await(LIMIT)) throw new IllegalStateException("migration " + req + " still running after " + LIMIT);
+    long t = System.nanoTime() - t0;
+    KvBenchCommand.check(m);
+    if (mode == KvMigration.Mode.PULL) local.forget(req);
+    else {
+      if (link.awaitLanded(req, local.layout().layers(), LIMIT) < 0) throw new IllegalStateException("the receiver never heard that " + req + " landed");
+      link.forget(req);
+    }
+    return t;
+  }
+
+  /**
+   * One layer's transfer on an idle link: {@code sendLayers} of layer 0 to the receiver hearing it landed (the
+   * same two ends as the exposed time); the other layers follow untimed.
+   */
+  Stats oneLayer(KvCache local, KvCacheDesc remote, int[] src, int[] dst, String tag) throws InterruptedException {
+    int layers = local.layout().layers();
     long[] t = new long[iters];
     for (int i = -warmup; i < iters; i++) {
       String req = tag + "-" + i;
+      KvMigration m = local.openStream(req, src, remote, dst);
       long t0 = System.nanoTime();
-      KvMigration m = local.migrate(req, src, remote, dst, mode);
-      if (!m.await(LIMIT)) throw new IllegalStateException("migration " + req + " still running after " + LIMIT);
-      long t1 = System.nanoTime();
+      m.sendLayers(0, 1);
+      long at = link.awaitLanded(req, 1, LIMIT);
+      if (at < 0) throw new IllegalStateException("the receiver never heard that layer 0 of " + req + " landed");
+      if (layers > 1) m.sendLayers(1, layers);
+      if (link.awaitLanded(req, layers, LIMIT) < 0 || !m.await(LIMIT)) throw new IllegalStateException("stream " + req + " did not finish");
       KvBenchCommand.check(m);
-      if (mode == KvMigration.Mode.PUSH && link.awaitLanded(req, local.layout().layers(), LIMIT) < 0)
-        throw new IllegalStateException("the receiver never heard that " + req + " landed");
-      if (mode == KvMigration.Mode.PULL) local.forget(req);
-      if (i >= 0) t[i] = t1 - t0;
+      link.forget(req);
+      if (i >= 0) t[i] = at - t0;
     }
-    return new Stats(bytesOf(local, src), t);
+    return new Stats(local.layout().blockBytes() * local.layout().tensorsPerLayer() * src.length, t);
   }
 
-  private static long bytesOf(KvCache c, int[] blocks) {
-    return blocks.length * c.layout().bytesPerBlock();
-  }
-
-  StreamStats stream(KvCache local, KvCacheDesc remote, int[] src, int[] dst, String tag, long computeNanos) throws Exception {
+  StreamStats stream(KvCache local, KvCacheDesc remote, int[] src, int[] dst, String tag, long computeNanos) throws InterruptedException {
     int layers = local.layout().layers();
-    long[] exposed = new long[iters], layer = new long[iters], total = new long[iters];
+    long[] exposed = new long[iters], total = new long[iters], single = new long[iters];
     for (int i = -warmup; i < iters; i++) {
       String req = tag + "-" + i;
       KvMigration m = local.openStream(req, src, remote, dst);
-      long start = System.nanoTime(), next = start;
-      long lastSend = 0;
-      CompletableFuture<Long> lastDone = null;
+      long start = System.nanoTime(), next = start, lastSend = 0;
       for (int l = 0; l < layers; l++) {
         next += computeNanos;
-        while (System.nanoTime() < next) Thread.onSpinWait(); // the prefill "computes" layer l
+        // the prefill "computes" layer l
+        for (long left; (left = next - System.nanoTime()) > 0; ) LockSupport.parkNanos(left);
         lastSend = System.nanoTime();
-        var chunk = m.sendLayers(l, l + 1);
-        if (l == layers - 1) lastDone = chunk.toCompletableFuture().thenApply(c -> {
-          if (c.code() != StatusCode.SUCCESS) throw new IllegalStateException(c.message());
-          return System.nanoTime();
-        });
+        m.sendLayers(l, l + 1);
       }
       long landedAt = link.awaitLanded(req, layers, LIMIT);
       if (landedAt < 0) throw new IllegalStateException("the receiver never heard that every layer of " + req + " landed");
-      long lastChunkDone = lastDone.get(LIMIT.toSeconds(), TimeUnit.SECONDS);
       if (!m.await(LIMIT)) throw new IllegalStateException("stream " + req + " still running");
       KvBenchCommand.check(m);
+      link.forget(req);
+      long st = once(SINGLE_REFERENCE_BYTES, false);
       if (i >= 0) {
         exposed[i] = landedAt - lastSend;
-        layer[i] = lastChunkDone - lastSend;
         total[i] = landedAt - start;
+        single[i] = st;
       }
     }
-    long bytes = bytesOf(local, src);
-    return new StreamStats(new Stats(bytes, exposed), new Stats(bytes / layers, layer), new Stats(bytes, total));
+    long bytes = (long) src.length * local.layout().bytesPerBlock();
+    return new StreamStats(new Stats(bytes, exposed), new Stats(bytes, total), new Stats(SINGLE_REFERENCE_BYTES, single), computeNanos);
+  }
+
+  /**
+   * The byte check: fresh bytes into the source blocks, one more (untimed) migration of the row's mode, then a
+   * CRC of the destination's blocks against the source's, slot by slot in block-list order. Returns the slots
+   * checked; a mismatch throws.
+   */
+  int verify(KvCache local, List<MemorySegment> localBuffers, KvCacheDesc remote, int[] src, int[] dst, KvMigration.Mode mode, String req,
+             long seed) throws InterruptedException {
+    boolean pull = mode == KvMigration.Mode.PULL;
+    int layers = local.layout().layers();
+    if (pull) {
+      link.send("FILL " + seed + " " + KvBenchCheck.csv(src));
+      link.next("FILLED", 120);
+    } else KvBenchCheck.fill(local.layout(), localBuffers, src, seed);
+    if (mode == KvMigration.Mode.STREAM) {
+      KvMigration m = local.openStream(req, src, remote, dst);
+      for (int l = layers - 1; l >= 0; l--) m.sendLayers(l, l + 1); // out of order on purpose
+      if (!m.await(LIMIT)) throw new IllegalStateException("check stream " + req + " still running");
+      KvBenchCommand.check(m);
+      if (link.awaitLanded(req, layers, LIMIT) < 0) throw new IllegalStateException("the receiver never heard that " + req + " landed");
+      link.forget(req);
+    } else migrate(local, remote, src, dst, mode, req);
+    link.send("SUM " + KvBenchCheck.csv(pull ? src : dst));
+    long remoteSum = Long.parseLong(link.next("SUM", 120).split(" ")[1]);
+    long localSum = KvBenchCheck.sum(local.layout(), localBuffers, pull ? dst : src);
+    if (remoteSum != localSum)
+      throw new IllegalStateException("byte check of " + req + " (" + mode + "): CRC32C of the destination's blocks " + Long.toHexString(pull ? localSum : remoteSum)
+          + " differs from the source's " + Long.toHexString(pull ? remoteSum : localSum));
+    return src.length * layers * local.layout().tensorsPerLayer();
   }
 
   /** One transfer per (layer, tensor, block) slot, all issued, then all awaited. */
@@ -132,6 +211,7 @@ final class KvBenchRuns {
       st.clear();
       long t0 = System.nanoTime();
       for (KvTransferPlan.Batch b : plan.batches()) {
+        // the plan runs from this cache to the remote one; a pull reads the same slots the other way
         MemoryDesc l = local.desc().buffers().get(b.srcBuffer()), r = remote.buffers().get(b.dstBuffer());
         for (int j = 0; j < b.count(); j++)
           for (long off = 0; off < b.sizes()[j]; off += blockBytes) {

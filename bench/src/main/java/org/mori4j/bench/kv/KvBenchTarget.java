@@ -21,7 +21,9 @@ import org.mori4j.io.kv.KvCacheLayout;
  * kv-bench's other process: an engine with one KV cache and one contiguous region, both described on stdout
  * ({@code READY <engine> <cache> <region>}, base64), the initiator's engine registered from stdin
  * ({@code ENGINE <desc>}), and every landed range printed as {@code LANDED <request> <from> <to> <nanoTime>}
- * (System.nanoTime is CLOCK_MONOTONIC on Linux, one clock for both processes of a host). Exits when stdin closes.
+ * (System.nanoTime is CLOCK_MONOTONIC on Linux, one clock for both processes of a host). For the byte check it
+ * fills blocks from a seed ({@code FILL <seed> <blocks>}, answered {@code FILLED}) and answers the CRC32C of
+ * blocks ({@code SUM <blocks>}, answered {@code SUM <crc>}). Exits when stdin closes.
  */
 public final class KvBenchTarget {
   public static void main(String[] args) throws Exception {
@@ -52,6 +54,14 @@ public final class KvBenchTarget {
             System.out.flush();
           } else if (l.startsWith("FORGET ")) {
             cache.forget(l.substring(7).trim());
+          } else if (l.startsWith("FILL ")) {
+            String[] f = l.split(" ");
+            KvBenchCheck.fill(layout, bufs, KvBenchCheck.parseCsv(f[2]), Long.parseLong(f[1]));
+            System.out.println("FILLED");
+            System.out.flush();
+          } else if (l.startsWith("SUM ")) {
+            System.out.println("SUM " + KvBenchCheck.sum(layout, bufs, KvBenchCheck.parseCsv(l.substring(4).trim())));
+            System.out.flush();
           }
         }
       }

@@ -16,6 +16,7 @@ import org.mori4j.io.IoEngine;
 import org.mori4j.io.IoEngineException;
 import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.MemoryLocationType;
+import org.mori4j.io.MemoryRegistration;
 import org.mori4j.io.StatusCode;
 
 /**
@@ -63,7 +64,14 @@ public final class KvCache implements AutoCloseable {
         throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "cache '" + name + "': buffer " + i + " has " + (s == null ? "no segment" : s.byteSize() + " bytes")
             + ", the layout needs " + layout.bufferBytes());
     }
-    return register(engine, name, layout, buffers.size(), i -> engine.registerMemory(buffers.get(i)));
+    // one bulk call: one round trip and one registration per backend for all the buffers (80-160 of them for a 70B model)
+    List<MemoryDesc> descs;
+    try {
+      descs = engine.registerMemories(buffers.stream().map(MemoryRegistration::host).toList());
+    } catch (IllegalArgumentException e) {
+      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, e.getMessage(), e);
+    }
+    return register(engine, name, layout, descs.size(), descs::get);
   }
 
   /**
