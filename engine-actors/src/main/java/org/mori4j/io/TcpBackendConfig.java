@@ -16,11 +16,20 @@ import java.util.Objects;
  * @param peerTimeout        silence with transfers outstanding after which a peer is declared lost
  * @param connectTimeout     limit for opening a data connection and its hello exchange
  * @param enableNotification whether the target records inbound transfers for {@code popInboundTransferStatus}
+ * @param tls                TLS on the data connections ({@link TcpTlsConfig}: off, on, or auto with the cluster's TLS)
  */
 public record TcpBackendConfig(int connectionsPerPeer, int ioThreads, long stripeThreshold, int socketBufferBytes,
-                               Duration peerTimeout, Duration connectTimeout, boolean enableNotification)
+                               Duration peerTimeout, Duration connectTimeout, boolean enableNotification, TcpTlsConfig tls)
     implements BackendConfig {
+  /** Without a TLS choice of its own: {@link TcpTlsConfig#auto()}, TLS exactly when the cluster's Artery runs TLS. */
+  public TcpBackendConfig(int connectionsPerPeer, int ioThreads, long stripeThreshold, int socketBufferBytes,
+                          Duration peerTimeout, Duration connectTimeout, boolean enableNotification) {
+    this(connectionsPerPeer, ioThreads, stripeThreshold, socketBufferBytes, peerTimeout, connectTimeout, enableNotification,
+        TcpTlsConfig.auto());
+  }
+
   public TcpBackendConfig {
+    Objects.requireNonNull(tls, "tls (TcpTlsConfig.off() for plain TCP)");
     if (connectionsPerPeer < 1 || connectionsPerPeer > 64)
       throw new IllegalArgumentException("connectionsPerPeer must be in 1..64: " + connectionsPerPeer);
     if (ioThreads < 1 || ioThreads > 64) throw new IllegalArgumentException("ioThreads must be in 1..64: " + ioThreads);
@@ -40,23 +49,28 @@ public record TcpBackendConfig(int connectionsPerPeer, int ioThreads, long strip
   }
 
   public TcpBackendConfig withConnectionsPerPeer(int n) {
-    return new TcpBackendConfig(n, ioThreads, stripeThreshold, socketBufferBytes, peerTimeout, connectTimeout, enableNotification);
+    return new TcpBackendConfig(n, ioThreads, stripeThreshold, socketBufferBytes, peerTimeout, connectTimeout, enableNotification, tls);
   }
 
   public TcpBackendConfig withIoThreads(int n) {
-    return new TcpBackendConfig(connectionsPerPeer, n, stripeThreshold, socketBufferBytes, peerTimeout, connectTimeout, enableNotification);
+    return new TcpBackendConfig(connectionsPerPeer, n, stripeThreshold, socketBufferBytes, peerTimeout, connectTimeout, enableNotification, tls);
   }
 
   public TcpBackendConfig withStripeThreshold(long bytes) {
-    return new TcpBackendConfig(connectionsPerPeer, ioThreads, bytes, socketBufferBytes, peerTimeout, connectTimeout, enableNotification);
+    return new TcpBackendConfig(connectionsPerPeer, ioThreads, bytes, socketBufferBytes, peerTimeout, connectTimeout, enableNotification, tls);
   }
 
   public TcpBackendConfig withPeerTimeout(Duration d) {
-    return new TcpBackendConfig(connectionsPerPeer, ioThreads, stripeThreshold, socketBufferBytes, d, connectTimeout, enableNotification);
+    return new TcpBackendConfig(connectionsPerPeer, ioThreads, stripeThreshold, socketBufferBytes, d, connectTimeout, enableNotification, tls);
   }
 
   public TcpBackendConfig withEnableNotification(boolean on) {
-    return new TcpBackendConfig(connectionsPerPeer, ioThreads, stripeThreshold, socketBufferBytes, peerTimeout, connectTimeout, on);
+    return new TcpBackendConfig(connectionsPerPeer, ioThreads, stripeThreshold, socketBufferBytes, peerTimeout, connectTimeout, on, tls);
+  }
+
+  /** These settings with {@code tls} on the data connections. */
+  public TcpBackendConfig withTls(TcpTlsConfig tls) {
+    return new TcpBackendConfig(connectionsPerPeer, ioThreads, stripeThreshold, socketBufferBytes, peerTimeout, connectTimeout, enableNotification, tls);
   }
 
   @Override

@@ -271,9 +271,15 @@ public final class EngineActor extends AbstractBehavior<Command> {
       backend = new XgmiBackend(id.key(), new XgmiSettings(x.numStreams(), x.numEvents(), settings.xgmiMaxBatchBlocks(),
           settings.xgmiPollNapNanos()), gpu::runtime, xgmi.confirmer(BackendType.XGMI));
     } else if (m.config() instanceof TcpBackendConfig tcp) {
+      org.mori4j.transport.tcp.TcpTls tls;
+      try {
+        tls = TcpTlsSetup.resolve(tcp.tls(), getContext().getSystem().settings().config());
+      } catch (RuntimeException e) {
+        return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "TCP TLS settings: " + e.getMessage(), this);
+      }
       backend = new TcpBackend(id.key(), new TcpSettings(bindHost, settings.tcpPort(), tcp.connectionsPerPeer(),
           tcp.ioThreads(), tcp.stripeThreshold(), tcp.socketBufferBytes(), tcp.peerTimeout(), tcp.connectTimeout(),
-          settings.tcpMaxBatchEntries(), tcp.enableNotification(), settings.tcpGpuStagingChunk()), gpu);
+          settings.tcpMaxBatchEntries(), tcp.enableNotification(), settings.tcpGpuStagingChunk(), tls), gpu);
     } else {
       return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "the " + type + " backend is not available in this build of mori4j", this);
     }

@@ -49,7 +49,7 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     Config tcp = c.getConfig("tcp");
     TcpBackendConfig tcpDefaults = new TcpBackendConfig(tcp.getInt("connections-per-peer"), tcp.getInt("io-threads"),
         tcp.getBytes("stripe-threshold"), tcp.getBytes("socket-buffer").intValue(), tcp.getDuration("peer-timeout"),
-        tcp.getDuration("connect-timeout"), tcp.getBoolean("enable-notification"));
+        tcp.getDuration("connect-timeout"), tcp.getBoolean("enable-notification"), TcpTlsSetup.fromConfig(tcp));
     return new EngineSettings(c.getDuration("engine.ask-timeout"), c.getDuration("engine.handshake-timeout"),
         awaitSpin(c, Runtime.getRuntime().availableProcessors()), c.getString("engine.system-name"),
         c.getDuration("poller.spin").toNanos(), c.getDuration("poller.yield").toNanos(),

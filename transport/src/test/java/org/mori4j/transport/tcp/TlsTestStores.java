@@ -14,17 +14,18 @@ import java.util.concurrent.TimeUnit;
  * days from the run: {@code node} (self-signed, SAN IP:127.0.0.1 and DNS:localhost), {@code elsewhere}
  * (self-signed, SAN DNS:elsewhere.invalid only), both in the trust store, and {@code stranger} (self-signed,
  * SAN IP:127.0.0.1, trusted by nobody). EC P-256 keys: milliseconds to make, where RSA costs seconds of CPU.
+ * Public for the engine's TLS tests (transport's test jar).
  */
-final class TlsTestStores {
-  static final String PASSWORD = "mori4j-test-pass";
+public final class TlsTestStores {
+  public static final String PASSWORD = "mori4j-test-pass";
   private static final String KEYTOOL = Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
 
-  final Path node;
-  final Path elsewhere;
-  final Path stranger;
-  final Path trust;
+  public final Path node;
+  public final Path elsewhere;
+  public final Path stranger;
+  public final Path trust;
 
-  TlsTestStores(Path dir) throws IOException {
+  public TlsTestStores(Path dir) throws IOException {
     node = dir.resolve("node.p12");
     elsewhere = dir.resolve("elsewhere.p12");
     stranger = dir.resolve("stranger.p12");
@@ -40,7 +41,7 @@ final class TlsTestStores {
   }
 
   /** TLS settings presenting {@code keyStore}'s certificate and trusting the trust store's. */
-  TcpTls tls(Path keyStore) {
+  public TcpTls tls(Path keyStore) {
     return TcpTls.load(keyStore, PASSWORD, PASSWORD, trust, PASSWORD, true);
   }
 
