@@ -11,7 +11,8 @@ import java.lang.invoke.VarHandle;
  * The engine's public status type extends this class, so a transfer allocates exactly one object on the
  * session fast path: the request fields, the queue links and the completion live together (Aeron-style
  * flyweight thinking applied to a request). Fields are written by the submitting thread before
- * {@link TransferBackend#submit} and read afterwards only by the backend thread that owns the op.
+ * {@link TransferBackend#submit} and read afterwards only by the backend thread that owns the op. Its outcome is
+ * decided once, under a guard that also serves cancellation: see {@link #beginLanding()} and {@link #cancelOutcome()}.
  */
 public abstract class TransferOp {
   public static final byte READ = 1;
@@ -171,12 +172,6 @@ public abstract class TransferOp {
     STATE.setVolatile(guardOwner(), OPEN);
   }
 
-  /** Whether the outcome of this op (or of the transfer it is part of) is decided: no further byte of it may move. */
-  public final boolean outcomeDecided() {
-    int s = (int) STATE.getVolatile(guardOwner());
-    return s == FINAL || s == CANCELLING;
-  }
-
   /**
    * Backend thread, inside a landing section, before the first byte of a WRITE payload that comes from the caller's
    * host memory may leave: a cancellation from then on keeps a copy of the payload, so that the request already on the
@@ -186,9 +181,15 @@ public abstract class TransferOp {
     guardOwner().payloadStarted = true;
   }
 
-  /** The payload copy a cancellation made (see {@link #payloadStarted()}), or null; read after {@link #outcomeDecided()}. */
+  /**
+   * The payload copy a cancellation made (see {@link #payloadStarted()}), or null when the outcome was decided
+   * otherwise. Call once {@link #beginLanding()} returned false; waits while a cancellation is still copying (a memory
+   * copy of the payload, on the rare cancellation path only).
+   */
   public final MemorySegment payloadCopy() {
-    return guardOwner().payloadCopy;
+    TransferOp o = guardOwner();
+    while ((int) STATE.getVolatile(o) == CANCELLING) Thread.onSpinWait();
+    return o.payloadCopy;
   }
 
   /**
