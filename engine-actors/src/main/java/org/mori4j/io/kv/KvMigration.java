@@ -20,9 +20,11 @@ import org.mori4j.io.TransferStatus;
  * whose message names the request. Bad input (block ids, layouts, layer ranges) is refused before a byte moves:
  * the handle is then already failed with {@code ERR_INVALID_ARGS}.
  *
- * <p>{@link #cancel()} refuses layers not yet sent and completes the handle as cancelled at once; transfers
- * already issued are not stopped (the engine has no per-transfer cancel yet) and land, but the receiver is told
- * that the request was aborted instead of "landed".
+ * <p>{@link #cancel()} refuses layers not yet sent, cancels the transfers already issued ({@link TransferStatus#cancel()}:
+ * a TCP request that has not left is not sent, a pull's late data goes to scratch memory) and completes the handle
+ * as cancelled at once; the receiver is told that the request was aborted instead of "landed". Once it returns
+ * true this side's blocks are no longer read or written for the request; a push's destination blocks may hold
+ * part of what was sent (a write that left lands).
  */
 public final class KvMigration {
   /** How the bytes move. */
@@ -126,13 +128,24 @@ public final class KvMigration {
   }
 
   /**
-   * Cancels: layers not yet sent are refused from now on and the handle completes as cancelled
-   * ({@code ERR_BAD_STATE}); transfers already issued still land (see the class comment). False if it had ended.
+   * Cancels: layers not yet sent are refused from now on, transfers already issued are cancelled, and the handle
+   * completes as cancelled ({@code ERR_BAD_STATE}); see the class comment. False if it had ended.
    */
   public boolean cancel() {
     if (!finish(StatusCode.ERR_BAD_STATE, "request '" + requestId + "' cancelled")) return false;
+    List<TransferStatus> issued;
+    synchronized (this) {
+      issued = List.copyOf(inFlight);
+    }
+    // issue() adds its statuses under this lock after the finish above, or sees the migration ended and cancels them itself
+    for (TransferStatus s : issued) s.cancel();
     tellAborted("cancelled by the sender");
     return true;
+  }
+
+  /** Transfers issued and not yet ended. */
+  public synchronized int transfersInFlight() {
+    return inFlight.size();
   }
 
   /** Issues the transfers of layers {@code [from, to)} as one call with one batch per buffer pair. */
@@ -167,9 +180,13 @@ public final class KvMigration {
     }
     List<TransferStatus> st = pull ? local.engine().batchRead(locals, lo, remotes, ro, sizes, uids)
         : local.engine().batchWrite(locals, lo, remotes, ro, sizes, uids);
+    boolean ended;
     synchronized (this) {
       inFlight.addAll(st);
+      ended = !inProgress();
     }
+    // cancelled (or failed) while these were being issued: they must not move bytes for a migration that is over
+    if (ended) for (TransferStatus s : st) s.cancel();
     CompletableFuture<Chunk> chunk = new CompletableFuture<>();
     AtomicInteger left = new AtomicInteger(n);
     for (TransferStatus s : st) {

@@ -244,6 +244,38 @@ class KvCacheTest {
   }
 
   @Test
+  void cancellingAPullCancelsItsIssuedTransfersSoNoByteLandsAfterwards() throws Exception {
+    // 8 layers x 2 tensors x 48 blocks of 64 KiB = 48 MiB: long enough on loopback for cancel() to find reads under way
+    try (KvCache src = cache(prefill, KvCacheLayout.perLayer(8, 2, 48, 64 * 1024), 16);
+         KvCache dst = cache(decode, KvCacheLayout.perLayer(8, 2, 48, 64 * 1024), -1)) {
+      int[] sb = scattered(48, 48, 17), db = scattered(48, 48, 18);
+      KvMigration m = null;
+      boolean cancelled = false;
+      for (int attempt = 0; attempt < 5 && !cancelled; attempt++) {
+        m = dst.pull("r-cancel-" + attempt, sb, src.desc(), db);
+        cancelled = m.cancel();
+        if (!cancelled) assertTrue(m.await(WAIT));
+      }
+      assertTrue(cancelled, "5 pulls of 48 MiB all ended before cancel(): " + m);
+      assertEquals(StatusCode.ERR_BAD_STATE, m.code());
+      assertTrue(m.message().contains(m.requestId()) && m.message().contains("cancelled"), m.message());
+      // every issued transfer ended with the cancel, and none of them writes into this cache any more
+      assertEquals(0, m.transfersInFlight());
+      byte[][] after = snapshot(dst);
+      Thread.sleep(300);
+      byte[][] later = snapshot(dst);
+      for (int i = 0; i < after.length; i++) assertArrayEquals(after[i], later[i], "buffer " + i + " changed after cancel() returned");
+      assertFalse(dst.awaitLanded(m.requestId(), 0, 8, Duration.ofMillis(200)), "a cancelled pull never reports its layers landed");
+      // the engines still work: the same blocks pulled again arrive whole
+      byte[][] want = expected(src, sb, dst, db, 0, 8, snapshot(dst));
+      KvMigration again = dst.pull("r-cancel-again", sb, src.desc(), db);
+      assertTrue(again.await(WAIT));
+      assertEquals(StatusCode.SUCCESS, again.code(), again.message());
+      assertBytes(want, dst);
+    }
+  }
+
+  @Test
   void aMigrationToALostPeerFailsWithPeerLostNamingTheRequest() {
     IoEngine lonely = IoEngine.create("kv-lonely", IoEngineConfig.loopback());
     try {
