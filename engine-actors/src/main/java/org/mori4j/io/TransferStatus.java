@@ -32,10 +32,12 @@ public interface TransferStatus {
 
   /**
    * Cancels the transfer if it is still in progress: it then ends at once with {@code ERR_TIMEOUT} ("cancelled by
-   * the caller"), what its backend does later for it is dropped (a TCP request that has not left is not sent, a
-   * READ's late data goes to scratch memory, a late completion is ignored), and the caller may reuse its buffer as
-   * soon as this returns true: no byte moves into or out of it any more. Bytes that already moved stay moved (a
-   * WRITE may have landed in part or in full). Returns false when the transfer had already ended.
+   * the caller"), and what its backend does later for it is dropped (a late completion is ignored; a TCP request that
+   * has not left is not sent, and a READ's late data goes to scratch memory). Over TCP with host memory the caller may
+   * reuse its buffer as soon as this returns true: no byte moves into or out of it any more. Over XGMI and RDMA a copy
+   * or work request already launched cannot be stopped and may still move bytes until it completes (unseen); over TCP
+   * with GPU memory, a staged copy already launched likewise. Bytes that already moved stay moved (a WRITE may have
+   * landed in part or in full). Returns false when the transfer had already ended.
    */
   boolean cancel();
 }
