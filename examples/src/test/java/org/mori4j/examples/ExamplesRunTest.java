@@ -38,6 +38,12 @@ class ExamplesRunTest {
   }
 
   @Test
+  void kvCacheMigrationRuns() {
+    // two JVMs of one cluster: decode (this one) pulls a request's blocks from prefill and checks every byte, ~15 s
+    assertDoesNotThrow(() -> KvCacheMigration.main(new String[0]));
+  }
+
+  @Test
   void shmemAllReduceWithoutGpuSaysWhyInOneLine() {
     GpuRuntime gpu = GpuRuntimes.select(ShmemConfig.load().gpuRuntime());
     Assumptions.assumeFalse(gpu.available(), "a GPU is here: shmemAllReduceRunsOnGpu covers the example");

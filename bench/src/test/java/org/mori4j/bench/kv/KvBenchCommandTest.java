@@ -1,0 +1,147 @@
+package org.mori4j.bench.kv;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.mori4j.bench.Mori4jCommand;
+import org.mori4j.io.kv.KvCacheLayout;
+import picocli.CommandLine;
+
+/** kv-bench's options, its byte check, and one short run end to end (two JVMs on loopback). */
+class KvBenchCommandTest {
+
+  private static String problem(String... args) {
+    KvBenchCommand c = new KvBenchCommand();
+    new CommandLine(c).parseArgs(args);
+    return c.validate();
+  }
+
+  @Test
+  void defaultsAreSaneAndBadOptionsAreNamedWithTheirValue() {
+    KvBenchCommand c = new KvBenchCommand();
+    new CommandLine(c).parseArgs();
+    assertNull(c.validate());
+    assertEquals("llama3-70b", c.model);
+    assertArrayEquals(new int[] {512, 4096}, c.tokens);
+    assertArrayEquals(new String[] {"push", "pull", "stream"}, c.modes);
+    assertTrue(c.verify, "the byte check is on by default");
+    KvBenchCommand off = new KvBenchCommand();
+    new CommandLine(off).parseArgs("--no-verify");
+    assertTrue(!off.verify);
+
+    String[][] cases = {
+        {"--model", "gpt-2"}, {"gpt-2"},
+        {"--block-tokens", "0"}, {"--block-tokens", "0"},
+        {"--fragmentation", "1.5"}, {"--fragmentation", "1.5"},
+        {"--iters", "0"}, {"--iters", "0"},
+        {"--warmup", "-1"}, {"--warmup", "-1"},
+        {"--naive-iters", "-2"}, {"--naive-iters", "-2"},
+        {"--tokens", "512,0"}, {"--tokens", "0"},
+        {"--mode", "push,sideways"}, {"--mode", "sideways"},
+        {"--layer-compute-us", "-5"}, {"--layer-compute-us", "-5"},
+        {"--backend", "xgmi"}, {"--backend xgmi", "not implemented"},
+    };
+    for (int i = 0; i < cases.length; i += 2) {
+      String why = problem(cases[i]);
+      assertTrue(why != null, String.join(" ", cases[i]) + " was accepted");
+      for (String part : cases[i + 1]) assertTrue(why.contains(part), String.join(" ", cases[i]) + ": " + why);
+    }
+    // through the command line: exit 2 and the reason on stderr, nothing started
+    PrintStream savedErr = System.err;
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+    int code;
+    try {
+      code = Mori4jCommand.commandLine().execute("kv-bench", "--fragmentation", "2");
+    } finally {
+      System.setErr(savedErr);
+    }
+    assertEquals(2, code);
+    assertTrue(err.toString(StandardCharsets.UTF_8).contains("kv-bench: --fragmentation must be in [0, 1]: 2.0"), err.toString(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void theByteCheckSeesAFlippedByteAndASlotInTheWrongPlace() {
+    KvCacheLayout layout = KvCacheLayout.perLayerTensor(3, 2, 8, 96);
+    try (Arena arena = Arena.ofConfined()) {
+      List<MemorySegment> a = new ArrayList<>(), b = new ArrayList<>();
+      for (int i = 0; i < layout.buffers(); i++) {
+        a.add(arena.allocate(layout.bufferBytes()));
+        b.add(arena.allocate(layout.bufferBytes()));
+      }
+      int[] src = {5, 1, 7}, dst = {0, 6, 2};
+      KvBenchCheck.fill(layout, a, src, 42);
+      // what a correct migration does, slot by slot
+      for (int l = 0; l < 3; l++)
+        for (int t = 0; t < 2; t++)
+          for (int i = 0; i < src.length; i++)
+            MemorySegment.copy(a.get(layout.bufferOf(l, t)), layout.offset(l, t, src[i]), b.get(layout.bufferOf(l, t)), layout.offset(l, t, dst[i]), 96);
+      assertEquals(KvBenchCheck.sum(layout, a, src), KvBenchCheck.sum(layout, b, dst));
+      // two blocks landed in each other's place
+      assertNotEquals(KvBenchCheck.sum(layout, a, src), KvBenchCheck.sum(layout, b, new int[] {6, 0, 2}));
+      // one flipped byte in the last layer's V
+      MemorySegment v = b.get(layout.bufferOf(2, 1));
+      long at = layout.offset(2, 1, 2) + 95;
+      v.set(ValueLayout.JAVA_BYTE, at, (byte) ~v.get(ValueLayout.JAVA_BYTE, at));
+      assertNotEquals(KvBenchCheck.sum(layout, a, src), KvBenchCheck.sum(layout, b, dst));
+      // a fresh seed gives other bytes, so a migration that moved nothing is seen
+      long before = KvBenchCheck.sum(layout, a, src);
+      KvBenchCheck.fill(layout, a, src, 43);
+      assertNotEquals(before, KvBenchCheck.sum(layout, a, src));
+    }
+  }
+
+  @Test
+  void aShortRunMigratesChecksAndWritesJsonAndPlot(@TempDir Path dir) throws Exception {
+    Path json = dir.resolve("kv.json"), svg = dir.resolve("kv.svg");
+    PrintStream saved = System.out;
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+    int code;
+    try {
+      code = Mori4jCommand.commandLine().execute("kv-bench", "--model", "llama3-8b", "--tokens", "64", "--iters", "2", "--warmup", "0",
+          "--naive-iters", "1", "--json", json.toString(), "--plot", svg.toString());
+    } finally {
+      System.setOut(saved);
+    }
+    String out = buf.toString(StandardCharsets.UTF_8);
+    saved.print(out);
+    assertEquals(0, code, out);
+    JsonNode rows = new ObjectMapper().readTree(json.toFile());
+    assertEquals(3, rows.size(), rows.toString());
+    String[] modes = {"push", "pull", "stream"};
+    for (int i = 0; i < 3; i++) {
+      JsonNode r = rows.get(i);
+      assertEquals(modes[i], r.get("mode").asText());
+      assertEquals("llama3-8b", r.get("model").asText());
+      assertEquals("tcp", r.get("backend").asText());
+      assertEquals(64, r.get("tokens").asInt());
+      assertEquals(4, r.get("blocks").asInt());
+      assertEquals(4L * 32 * 2 * 16 * 8 * 128 * 2, r.get("bytes").asLong());
+      assertEquals(4 * 32 * 2, r.get("verifiedSlots").asInt(), "every slot checked: " + r);
+      for (String f : new String[] {"transfers", "avgBwGBps", "p50LatUs", "p99LatUs", "contiguousAvgBwGBps", "single64MiBAvgBwGBps"})
+        assertTrue(r.get(f).isNumber() && r.get(f).asDouble() > 0, f + " in " + r);
+    }
+    assertTrue(rows.get(2).get("exposedP50Us").asDouble() > 0 && rows.get(2).get("layerP50Us").asDouble() > 0, rows.get(2).toString());
+    assertTrue(out.contains("bytes checked (256 slots)"), out);
+    String plot = Files.readString(svg);
+    assertTrue(plot.contains("<svg") && plot.contains("kv push") && plot.contains("contiguous transfer, same bytes"), plot.substring(0, Math.min(400, plot.length())));
+  }
+}
