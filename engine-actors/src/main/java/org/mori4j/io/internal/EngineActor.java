@@ -411,12 +411,6 @@ public final class EngineActor extends AbstractBehavior<Command> {
     return this;
   }
 
-  private Behavior<Command> deregisterRemote(DeregisterRemoteEngine m) {
-    String key = m.desc() == null ? null : m.desc().key();
-    if (key == null || peers.remove(key) == null)
-      return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "engine '" + key + "' is not registered with engine '" + id.key() + "'", this);
-    publish();
-    xgmi.forgetImporter(key);
   /**
    * Drops {@code old}, replaced by {@code now} (same key, another incarnation): its transfers in flight and its
    * sessions end with ERR_PEER_LOST naming both incarnations, and every backend disconnects it before the
@@ -433,6 +427,12 @@ public final class EngineActor extends AbstractBehavior<Command> {
     for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Disconnect(key, TransportError.PEER_LOST, message));
   }
 
+  private Behavior<Command> deregisterRemote(DeregisterRemoteEngine m) {
+    String key = m.desc() == null ? null : m.desc().key();
+    if (key == null || peers.remove(key) == null)
+      return fail(m.replyTo(), StatusCode.ERR_NOT_FOUND, "engine '" + key + "' is not registered with engine '" + id.key() + "'", this);
+    publish();
+    xgmi.forgetImporter(key);
     invalidateSessions(s -> s.peerKey().equals(key), StatusCode.ERR_BAD_STATE, "engine '" + key + "' was deregistered");
     for (Routes.Backend b : backends.values())
       b.actor().tell(new BackendActor.Disconnect(key, TransportError.BAD_STATE, "engine '" + key + "' was deregistered"));
@@ -450,12 +450,6 @@ public final class EngineActor extends AbstractBehavior<Command> {
     if (key == null || key.isEmpty()) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "engineKey must not be null or empty: '" + key + "'", this);
     if (key.equals(id.key())) return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "an engine cannot declare itself lost (key '" + key + "')", this);
     String reason = m.reason() == null || m.reason().isBlank() ? "no reason given" : m.reason();
-    boolean wasRegistered = peers.remove(key) != null;
-    lost.remove(key); // the newest loss goes to the young end of the bounded map
-    lost.put(key, reason);
-    publish();
-    getContext().getLog().warn("engine '{}' declares engine '{}' lost{}: {}", id.key(), key, wasRegistered ? "" : " (it was not registered)", reason);
-    String message = "engine '" + key + "' was lost: " + reason;
     Routes.Peer current = peers.get(key);
     if (m.incarnation() != 0 && current != null && current.desc().incarnation() != m.incarnation()) {
       // the loss of an old incarnation noticed after its successor was registered: the successor stays
@@ -464,6 +458,12 @@ public final class EngineActor extends AbstractBehavior<Command> {
       m.replyTo().tell(StatusReply.success(Done.getInstance()));
       return this;
     }
+    boolean wasRegistered = peers.remove(key) != null;
+    lost.remove(key); // the newest loss goes to the young end of the bounded map
+    lost.put(key, reason);
+    publish();
+    getContext().getLog().warn("engine '{}' declares engine '{}' lost{}: {}", id.key(), key, wasRegistered ? "" : " (it was not registered)", reason);
+    String message = "engine '" + key + "' was lost: " + reason;
     xgmi.forgetImporter(key);
     invalidateSessions(s -> s.peerKey().equals(key), StatusCode.ERR_PEER_LOST, message);
     for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Disconnect(key, TransportError.PEER_LOST, message));
@@ -530,12 +530,6 @@ public final class EngineActor extends AbstractBehavior<Command> {
     if (closed || b == null) {
       m.replyTo().tell(new EngineMessages.HandshakeReply(new byte[0], "engine '" + id.key() + "' has no " + m.type() + " backend" + (closed ? " (closed)" : "")));
     } else {
-      b.actor().tell(new BackendActor.AcceptHandshake(m.fromKey(), m.request(), m.replyTo()));
-    }
-    return this;
-  }
-
-  private Behavior<Command> reconnect(EngineMessages.Reconnect m) {
       String refused = incarnations.refusal(id.key(), m.toIncarnation());
       if (refused != null) {
         m.replyTo().tell(new EngineMessages.HandshakeReply(new byte[0], refused));
@@ -548,6 +542,12 @@ public final class EngineActor extends AbstractBehavior<Command> {
             PeerIncarnations.replaced(m.fromKey(), old, m.fromIncarnation()));
         for (Routes.Backend rb : backends.values()) rb.backend().inbound().forget(m.fromKey());
       }
+      b.actor().tell(new BackendActor.AcceptHandshake(m.fromKey(), m.request(), m.replyTo()));
+    }
+    return this;
+  }
+
+  private Behavior<Command> reconnect(EngineMessages.Reconnect m) {
     Routes.Peer p = peers.get(m.peerKey());
     if (closed || p == null || lost.containsKey(m.peerKey())) return this;
     getContext().getLog().info("engine '{}': connecting {} to engine '{}' again: {}", id.key(), m.type(), m.peerKey(), m.reason());
