@@ -28,7 +28,9 @@ final class ChaosLoop {
   record Fault(String kind, int node, long atMs, long tookMs, String detail) {}
 
   private enum Kind {
-    PARTITION(60_000), KILL(30_000), STALL(STALL_MS + 1000), SHAPE(SHAPE_MS + 2000);
+    // typical durations on a loaded 2-core VM (cut to the new incarnation Up: ~25 s; kill to Up: ~20 s); a slow
+    // one overruns the chaos window by at most its own bounds (60 s to exit, 90 s to be Up), eating the tail
+    PARTITION(30_000), KILL(22_000), STALL(STALL_MS + 1000), SHAPE(SHAPE_MS + 2000);
     final long estimateMs;
 
     Kind(long estimateMs) {

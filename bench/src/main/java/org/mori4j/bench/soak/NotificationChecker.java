@@ -12,7 +12,7 @@ import org.mori4j.io.TransferStatus;
  * node pops the notification ({@link IoEngine#popInboundTransferStatus}): it must be there and say
  * success (else {@code lost}, after {@value #LOST_AFTER_MS} ms of retries, or {@code wrong}); two seconds
  * later it pops the same uid again, which must find nothing (else {@code duplicated}: the engine recorded
- * the transfer a second time). Reports meant for another incarnation of this node (a process id not ours)
+ * the transfer a second time). Reports meant for another incarnation of this node (not our engine incarnation)
  * cannot be checked here and are counted as {@code stale}. All work happens on the caller of {@link #tick}.
  */
 final class NotificationChecker {
@@ -22,7 +22,7 @@ final class NotificationChecker {
   private record Pending(String from, long uid, long sinceNanos) {}
 
   private final IoEngine engine;
-  private final long myPid;
+  private final long myIncarnation;
   private final Consumer<String> events;
   private final ConcurrentLinkedQueue<Pending> incoming = new ConcurrentLinkedQueue<>();
   private final ConcurrentLinkedQueue<Pending> forget = new ConcurrentLinkedQueue<>();
@@ -31,16 +31,16 @@ final class NotificationChecker {
   private volatile long ok, lost, duplicated, wrong, stale;
   private volatile int outstanding;
 
-  NotificationChecker(IoEngine engine, long myPid, Consumer<String> events) {
+  NotificationChecker(IoEngine engine, long myIncarnation, Consumer<String> events) {
     this.engine = engine;
-    this.myPid = myPid;
+    this.myIncarnation = myIncarnation;
     this.events = events;
   }
 
-  /** An {@code EXPECT <from> <pid> <ok> <uids>} line from the driver (the initiator's {@code LANDED}). */
-  void expect(String from, long pid, boolean succeeded, long[] uids) {
+  /** An {@code EXPECT <from> <incarnation> <ok> <uids>} line from the driver (the initiator's {@code LANDED}). */
+  void expect(String from, long incarnation, boolean succeeded, long[] uids) {
     long now = System.nanoTime();
-    if (pid != myPid) {
+    if (incarnation != myIncarnation) {
       if (succeeded) stale += uids.length;
       return;
     }

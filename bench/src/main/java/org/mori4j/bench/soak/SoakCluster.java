@@ -107,17 +107,17 @@ final class SoakCluster implements AutoCloseable {
     log.println("soak: node " + from.index + "#" + from.incarnation + ": " + line);
   }
 
-  /** {@code LANDED <key> <pid> <ok> <uids>} to the incarnation it names, as {@code EXPECT <from-key> <pid> <ok> <uids>}. */
+  /** {@code LANDED <key> <incarnation> <ok> <uids>} to the incarnation it names, as {@code EXPECT <from-key> <incarnation> <ok> <uids>}. */
   private void relay(SoakNodeProcess from, String line) {
     String[] w = line.split(" ");
     if (w.length < 5) return;
     int target = SoakLayout.indexOf(w[1]);
-    long pid = Long.parseLong(w[2]);
+    long incarnation = Long.parseLong(w[2]);
     boolean ok = w[3].equals("1");
     int count = w[4].split(",").length;
     SoakNodeProcess t = target < 0 ? null : current(target);
-    boolean sent = t != null && t.alive() && t.pid() == pid
-        && t.send("EXPECT " + SoakLayout.engineKey(from.index) + " " + pid + " " + w[3] + " " + w[4]);
+    boolean sent = t != null && t.alive() && t.engineIncarnation() == incarnation
+        && t.send("EXPECT " + SoakLayout.engineKey(from.index) + " " + incarnation + " " + w[3] + " " + w[4]);
     if (!sent && ok) uncheckable.addAndGet(count);
   }
 

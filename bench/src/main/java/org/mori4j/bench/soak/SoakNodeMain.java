@@ -76,11 +76,12 @@ public final class SoakNodeMain {
         return 1;
       }
       long pid = ProcessHandle.current().pid();
-      emit("SOAK-READY index=" + index + " pid=" + pid + " host=" + host + " port=" + port + " bound_ms=" + bound.toMillis());
+      long incarnation = SoakPeers.incarnation(engine.engineDesc());
+      emit("SOAK-READY index=" + index + " pid=" + pid + " inc=" + incarnation + " host=" + host + " port=" + port + " bound_ms=" + bound.toMillis());
 
       SoakCounters counters = new SoakCounters();
       LandedWrites landed = new LandedWrites();
-      NotificationChecker checker = new NotificationChecker(engine, pid, SoakNodeMain::emit);
+      NotificationChecker checker = new NotificationChecker(engine, incarnation, SoakNodeMain::emit);
       SoakPeers peers = new SoakPeers(member, index);
       long run = new SplittableRandom().nextLong(1, 1L << 31);
       AtomicLong seq = new AtomicLong();

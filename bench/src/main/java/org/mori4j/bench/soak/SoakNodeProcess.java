@@ -28,6 +28,7 @@ final class SoakNodeProcess implements AutoCloseable {
   private final OutputStream stdin;
   private final Path log;
   private volatile boolean ready;
+  private volatile long engineIncarnation;
   private volatile Map<String, String> stats = Map.of();
   private volatile Map<String, String> notif = Map.of();
   private volatile Map<String, String> res;
@@ -63,7 +64,10 @@ final class SoakNodeProcess implements AutoCloseable {
       for (String line; (line = r.readLine()) != null; ) {
         String head = line.indexOf(' ') > 0 ? line.substring(0, line.indexOf(' ')) : line;
         switch (head) {
-          case "SOAK-READY" -> ready = true;
+          case "SOAK-READY" -> {
+            engineIncarnation = Long.parseLong(kv(line).get("inc"));
+            ready = true;
+          }
           case "STATS" -> stats = kv(line);
           case "NOTIF" -> notif = kv(line);
           case "RES" -> res = kv(line);
@@ -134,6 +138,11 @@ final class SoakNodeProcess implements AutoCloseable {
 
   boolean alive() {
     return process.isAlive();
+  }
+
+  /** Its engine's incarnation (from its READY line; its pid where the descriptor states none), or 0 before it is ready. */
+  long engineIncarnation() {
+    return engineIncarnation;
   }
 
   long pid() {

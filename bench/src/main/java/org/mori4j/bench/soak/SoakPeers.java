@@ -11,15 +11,21 @@ import org.mori4j.io.MemoryDesc;
  * This node's view of the other nodes: for each, the descriptor of the engine incarnation it last found
  * through the cluster and that incarnation's published buffer. Workers take the current view and drop it
  * when a transfer says the peer is gone; {@link #refresh} (one thread, every half second) finds it again
- * once the cluster registers it, and replaces a view whose process id changed (a restarted node is a new
- * process). Everything is asked through the cluster, nothing by address.
+ * once the cluster registers it, and replaces a view whose incarnation changed (a restarted node is a new
+ * incarnation, {@link EngineDesc#incarnation()}). Everything is asked through the cluster, nothing by address.
  */
 final class SoakPeers {
   /** One peer incarnation as this node sees it. */
   record View(int index, EngineDesc desc, MemoryDesc buffer) {
-    long pid() {
-      return desc.pid();
+    /** The engine's incarnation, or its process id where the descriptor states none. */
+    long incarnation() {
+      return SoakPeers.incarnation(desc);
     }
+  }
+
+  /** What tells two incarnations of an engine apart: the random incarnation it chose at start, else its pid. */
+  static long incarnation(EngineDesc d) {
+    return d.incarnation() != 0 ? d.incarnation() : d.pid();
   }
 
   private final ClusterMember member;
@@ -62,7 +68,7 @@ final class SoakPeers {
       try {
         Optional<EngineDesc> desc = member.describe(key);
         if (desc.isEmpty()) continue;
-        if (v != null && v.pid() == desc.get().pid()) continue;
+        if (v != null && v.incarnation() == incarnation(desc.get())) continue;
         Optional<MemoryDesc> buffer = member.engine().lookupMemory(desc.get(), SoakLayout.PUBLISHED_NAME);
         if (buffer.isPresent()) views.compareAndSet(i, v, new View(i, desc.get(), buffer.get()));
       } catch (Exception e) {

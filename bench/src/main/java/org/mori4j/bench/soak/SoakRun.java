@@ -21,6 +21,7 @@ import java.util.TreeSet;
 final class SoakRun {
   private static final Duration START = Duration.ofSeconds(120);
   private static final long WARMUP_MS = 15_000;
+  private static final long SHORT_WARMUP_MS = 8_000;
   /** What the end needs after the chaos loop: recovery, stop, drain, checks, settle, samples. */
   private static final long TAIL_MS = 20_000;
 
@@ -54,8 +55,9 @@ final class SoakRun {
       cluster.start(2, false);
       for (int i = 1; i < SoakLayout.NODES; i++)
         if (!cluster.current(i).awaitReady(START)) throw new IOException("soak node " + i + " not ready within " + START.toSeconds() + " s; see " + cluster.current(i).log());
-      log.printf("soak: %.1f s: three nodes Up; warm-up %d s%n", secs(t0), WARMUP_MS / 1000);
-      Thread.sleep(WARMUP_MS);
+      long warmup = minutes < 5 ? SHORT_WARMUP_MS : WARMUP_MS; // a short run keeps its time for the faults
+      log.printf("soak: %.1f s: three nodes Up; warm-up %d s%n", secs(t0), warmup / 1000);
+      Thread.sleep(warmup);
       Map<Long, ResourceSample> before = sample(cluster, true, log);
       for (SoakNodeProcess p : cluster.currents()) p.send("RESUME");
       log.printf("soak: %.1f s: before-samples taken; chaos until %.1f s%n", secs(t0), (end - t0) / 1e9 - TAIL_MS / 1000.0);
@@ -117,7 +119,9 @@ final class SoakRun {
       shaping = net.netemMissing() + "; injected instead with tbf " + SoakNetwork.TBF + " (queueing delay and tail drops under load); fixed delay: not injected";
     else shaping = "none: " + net.netemMissing() + ", no tbf either";
     r.header.put("delay/loss", shaping);
-    r.header.put("hung bound", "TransferStatus.await(TCP peer-timeout + 5 s) per transfer");
+    r.header.put("hung bound", "TransferStatus.await(deadline + 5 s) for the half of the reads with a " + SoakWorker.DEADLINE_MS
+        + " ms deadline (TransferOptions), else await(TCP peer-timeout + 5 s); a hung transfer is cancelled");
+    r.header.put("incarnations", "peers told apart by EngineDesc.incarnation(); notifications checked on the incarnation written to");
     r.header.put("node logs", logDir.toString());
   }
 

@@ -12,16 +12,18 @@ import org.mori4j.io.IoEngineException;
 import org.mori4j.io.IoEngineSession;
 import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.StatusCode;
+import org.mori4j.io.TransferOptions;
 import org.mori4j.io.TransferStatus;
 
 /**
  * One worker of a node's workload against one peer: a loop of reads, writes, batch reads and writes and
  * session reads and writes of mixed sizes, one transfer at a time, every byte checked. Reads check the
  * peer's read area against the soak seed's pattern; writes put a pattern of their uid into this worker's
- * own slot on the peer, read it back and compare, and report the uid for the notification check. Every
- * status is awaited for at most the hung bound (the TCP peer timeout + 5 s); one still in progress then is
- * counted hung, given one more minute, and when even that passes the worker stops (its buffers may still
- * be in use) and says so.
+ * own slot on the peer, read it back and compare, and report the uid for the notification check. Half of
+ * the reads carry a deadline ({@link TransferOptions#deadline}); {@code ERR_TIMEOUT} is then an expected
+ * failure. Every status is awaited for at most the hung bound (its deadline + 5 s, else the TCP peer
+ * timeout + 5 s); one still in progress then is counted hung and cancelled, and when it has not ended a
+ * minute later the worker stops (its buffers may still be in use) and says so.
  */
 final class SoakWorker implements Runnable {
   private enum Op { READ, WRITE, BATCH_READ, BATCH_WRITE, SESSION_READ, SESSION_WRITE }
@@ -29,6 +31,8 @@ final class SoakWorker implements Runnable {
   private static final Op[] MIX = {Op.READ, Op.READ, Op.READ, Op.WRITE, Op.WRITE, Op.WRITE, Op.BATCH_READ, Op.BATCH_WRITE,
       Op.SESSION_READ, Op.SESSION_WRITE};
   private static final Duration LATE = Duration.ofSeconds(60);
+  static final long DEADLINE_MS = 5000;
+  private static final Duration DEADLINE = Duration.ofMillis(DEADLINE_MS);
 
   /** A transfer that did not finish within the hung bound plus {@link #LATE}: the worker stops. */
   private static final class Stuck extends Exception {
@@ -107,15 +111,16 @@ final class SoakWorker implements Runnable {
       case READ, SESSION_READ -> {
         long from = randomReadOffset(size);
         SoakPattern.poison(local, dst, size);
-        TransferStatus st = op == Op.READ ? engine.read(localDesc, dst, v.buffer(), from, size, uid) : inSession(v, s -> s.read(dst, from, size, uid));
-        if (st != null && ended(st, v, op)) verify(op, v, SoakPattern.checkFixed(local, dst, size, soakSeed, from), size);
+        TransferOptions o = options();
+        TransferStatus st = op == Op.READ ? engine.read(localDesc, dst, v.buffer(), from, size, uid, o) : inSession(v, s -> s.read(dst, from, size, uid, o));
+        if (st != null && ended(st, v, op, o)) verify(op, v, SoakPattern.checkFixed(local, dst, size, soakSeed, from), size);
       }
       case WRITE, SESSION_WRITE -> {
         SoakPattern.fill(local, src, size, uid);
         TransferStatus st = op == Op.WRITE ? engine.write(localDesc, src, v.buffer(), slot, size, uid) : inSession(v, s -> s.write(src, slot, size, uid));
         if (st == null) return;
-        boolean ok = ended(st, v, op);
-        landed.add(v.desc().key(), v.pid(), ok, uid);
+        boolean ok = ended(st, v, op, TransferOptions.engineDefault());
+        landed.add(v.desc().key(), v.incarnation(), ok, uid);
         if (ok && readBack(v, slot, size)) verify(op, v, SoakPattern.checkFill(local, dst, size, uid), size);
       }
       case BATCH_READ -> {
@@ -127,8 +132,9 @@ final class SoakWorker implements Runnable {
           sz[j] = blk;
         }
         SoakPattern.poison(local, dst, size);
-        TransferStatus st = engine.batchRead(List.of(localDesc), List.of(lo), List.of(v.buffer()), List.of(ro), List.of(sz), new long[] {uid}).getFirst();
-        if (!ended(st, v, op)) return;
+        TransferOptions o = options();
+        TransferStatus st = engine.batchRead(List.of(localDesc), List.of(lo), List.of(v.buffer()), List.of(ro), List.of(sz), new long[] {uid}, o).getFirst();
+        if (!ended(st, v, op, o)) return;
         long bad = -1;
         for (int j = 0; j < lo.length && bad < 0; j++) {
           long b = SoakPattern.checkFixed(local, lo[j], blk, soakSeed, ro[j]);
@@ -147,8 +153,8 @@ final class SoakWorker implements Runnable {
         }
         SoakPattern.fill(local, src, size, uid);
         TransferStatus st = engine.batchWrite(List.of(localDesc), List.of(lo), List.of(v.buffer()), List.of(ro), List.of(sz), new long[] {uid}).getFirst();
-        boolean ok = ended(st, v, op);
-        landed.add(v.desc().key(), v.pid(), ok, uid);
+        boolean ok = ended(st, v, op, TransferOptions.engineDefault());
+        landed.add(v.desc().key(), v.incarnation(), ok, uid);
         if (!ok || !readBack(v, slot, n * blk)) return;
         long bad = -1;
         for (int j = 0; j < n && bad < 0; j++) {
@@ -160,6 +166,15 @@ final class SoakWorker implements Runnable {
     }
   }
 
+  /**
+   * Half of the reads carry a deadline ({@value #DEADLINE_MS} ms): a read cancelled by it leaves nothing behind
+   * (its late data goes to scratch memory). Writes carry none: a write cut off by its deadline may already have
+   * landed in part, and its slot's next read-back would then see it.
+   */
+  private TransferOptions options() {
+    return random.nextBoolean() ? TransferOptions.deadline(DEADLINE) : TransferOptions.engineDefault();
+  }
+
   private long randomReadOffset(long size) {
     return random.nextLong((SoakLayout.READ_AREA - size) / 8 + 1) * 8;
   }
@@ -169,7 +184,7 @@ final class SoakWorker implements Runnable {
     long dst = SoakLayout.localDestination(peer, worker);
     SoakPattern.poison(local, dst, size);
     TransferStatus st = engine.read(localDesc, dst, v.buffer(), slot, size, uids.getAsLong());
-    if (ended(st, v, Op.READ)) return true;
+    if (ended(st, v, Op.READ, TransferOptions.engineDefault())) return true;
     counters.unverified.increment();
     return false;
   }
@@ -199,12 +214,19 @@ final class SoakWorker implements Runnable {
     return call.call(session);
   }
 
-  /** Waits within the bound; true on success. A failure is counted by code and drops the peer's view when the peer is gone. */
-  private boolean ended(TransferStatus st, SoakPeers.View v, Op op) throws Stuck {
-    if (!st.await(bound)) {
+  /**
+   * Waits within the bound (the deadline + 5 s for a transfer with one, else the peer timeout + 5 s); true on
+   * success. One still in progress then is hung: counted, cancelled, and given {@link #LATE} to end. A failure
+   * is counted by code and drops the peer's view when the peer is gone.
+   */
+  private boolean ended(TransferStatus st, SoakPeers.View v, Op op, TransferOptions o) throws Stuck {
+    Duration limit = o.deadline() != null ? o.deadline().plusSeconds(5) : bound;
+    if (!st.await(limit)) {
       counters.hung.increment();
-      events.accept("HUNG " + op + " " + self + "->" + peer + "/" + worker + " pid=" + v.pid() + " after " + bound.toMillis() + " ms");
-      if (!st.await(LATE)) throw new Stuck(op + " still in progress " + (bound.plus(LATE)).toSeconds() + " s after it started");
+      events.accept("HUNG " + op + " " + self + "->" + peer + "/" + worker + " incarnation=" + Long.toHexString(v.incarnation()) + " after "
+          + limit.toMillis() + " ms" + (o.deadline() != null ? " (deadline " + o.deadline().toMillis() + " ms)" : ""));
+      st.cancel();
+      if (!st.await(LATE)) throw new Stuck(op + " still in progress " + LATE.toSeconds() + " s after it was cancelled");
     }
     if (st.succeeded()) return true;
     StatusCode c = st.code();
@@ -223,6 +245,6 @@ final class SoakWorker implements Runnable {
       return;
     }
     counters.corrupted.increment();
-    events.accept("CORRUPT " + op + " " + self + "->" + peer + "/" + worker + " pid=" + v.pid() + " size=" + size + " first-bad-byte=" + badOffset);
+    events.accept("CORRUPT " + op + " " + self + "->" + peer + "/" + worker + " incarnation=" + Long.toHexString(v.incarnation()) + " size=" + size + " first-bad-byte=" + badOffset);
   }
 }
