@@ -61,6 +61,11 @@ final class TargetConnection extends TcpConnection {
   private boolean closeAfterResponse;
   /** When the connection was accepted: it must present a valid hello within the connect timeout. */
   private final long openedNanos = System.nanoTime();
+  /**
+   * The token its hello presented. A later handshake of the same engine key (a new incarnation, a reconnection)
+   * replaces it, and {@code disconnect} removes it: from then on this connection moves no byte and is closed.
+   */
+  private long helloToken;
   private String remote;
 
   /** A peer broke the protocol: the connection closes, logged (rate-limited) under {@code reason}. */
@@ -183,6 +188,7 @@ final class TargetConnection extends TcpConnection {
       return;
     }
     if (peerKey == null) throw new BadPeer(BEFORE_HELLO, "request type " + type);
+    if (!backend.acceptsToken(peerKey, helloToken)) throw new BadPeer(REVOKED, REVOKED_DETAIL);
     if (type != T_WRITE && type != T_READ) throw new BadPeer(MALFORMED, "unknown request type " + type);
     if (payloadBytes < 0 || (type == T_READ && payloadBytes == 0)) throw new BadPeer(MALFORMED, "payload length " + payloadBytes);
     if ((flags & F_PART) != 0 && entryCount != 2) throw new BadPeer(MALFORMED, "a stripe carries 2 entries, not " + entryCount);
@@ -294,6 +300,7 @@ final class TargetConnection extends TcpConnection {
     long token = uid;
     if (backend.acceptsToken(key, token)) {
       peerKey = key;
+      helloToken = token;
       notifications = backend.inbound().peer(key);
       WireFormat.putResponse(resp, T_HELLO_OK, 0, seq, 0);
       resp.flip();
@@ -484,7 +491,8 @@ final class TargetConnection extends TcpConnection {
    * An authenticated initiator idle between requests is not an error (its lanes stay open for later
    * transfers). A connection without a valid hello after the connect timeout (the initiator's own limit for
    * its hello exchange) is closed, and so is one that stopped for the peer timeout inside a request or while
-   * a response waits for it to read: neither may hold the target's buffers for ever.
+   * a response waits for it to read: neither may hold the target's buffers for ever. A connection whose hello
+   * token is no longer current (see {@code helloToken}) is closed too.
    */
   @Override
   void checkProgress(long now) {
@@ -492,6 +500,10 @@ final class TargetConnection extends TcpConnection {
     if (peerKey == null) {
       if (now - openedNanos > backend.helloTimeoutNanos())
         closeFor(NO_HELLO, "no valid hello within " + backend.helloTimeoutNanos() / 1_000_000 + " ms of connecting");
+      return;
+    }
+    if (!backend.acceptsToken(peerKey, helloToken)) {
+      closeFor(REVOKED, REVOKED_DETAIL);
       return;
     }
     boolean midExchange = stage != S_HEADER || header.position() > 0 || acks.position() > 0;
@@ -510,6 +522,9 @@ final class TargetConnection extends TcpConnection {
   static final String TRUNCATED = "closed mid-request";
   static final String STALLED = "no progress for peer-timeout";
   static final String IO_ERROR = "I/O error";
+  static final String REVOKED = "token revoked";
+  private static final String REVOKED_DETAIL = "a newer handshake of its engine (a reconnection or a new incarnation)"
+      + " replaced the token of its hello, or the engine was disconnected";
 
   private String from() {
     if (remote == null) {

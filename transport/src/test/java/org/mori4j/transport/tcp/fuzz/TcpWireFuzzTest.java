@@ -154,7 +154,10 @@ class TcpWireFuzzTest {
     t.assertHealthy("truncated and oversized frames", "malformed frame", "closed mid-request");
   }
 
-  /** Wrong, foreign, replayed and revoked tokens. */
+  /**
+   * Wrong, foreign, replayed and revoked tokens. A token is per engine key and handshake: an engine's new
+   * incarnation (or a reconnection) handshakes again and gets a new one, which ends the old one's connections.
+   */
   @Test
   void helloTokensOtherThanTheCurrentOneAreRefused() throws Exception {
     long token = t.token(FUZZER);
@@ -174,12 +177,25 @@ class TcpWireFuzzTest {
     } finally {
       lanes.forEach(RawClient::close);
     }
-    long renewed = t.token(FUZZER); // a new handshake replaces the token
+    // a connection of the old incarnation, authenticated before its engine handshook again
+    RawClient old = t.authenticated(token);
+    long renewed = t.token(FUZZER); // a new handshake (a new incarnation, or a reconnection) replaces the token
     assertRefused(FUZZER, token, "the token of an earlier handshake");
+    byte[] before = t.open.segment().asSlice(0, 4096).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+    old.send(request(T_WRITE, 0, 9, OPEN_ID, t.open.accessKey(), t.open.address(), 4096, new long[] {0}, new long[] {4096},
+        new byte[4096]));
+    assertNull(old.response(), "a connection of the earlier handshake was still served (seed " + t.seed + ")");
+    assertTrue(old.closedWithin(3000), "the earlier handshake's connection stayed open");
+    old.close();
+    assertArrayEquals(before, t.open.segment().asSlice(0, 4096).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
+        "a write on a revoked token moved bytes");
+    RawClient idle = t.authenticated(renewed); // idle, then its engine is disconnected: closed without a request
     t.authenticated(renewed).close();
     t.target.disconnect(FUZZER, org.mori4j.transport.TransportError.PEER_LOST, "fuzz: forget the fuzzer");
+    assertTrue(idle.closedWithin(3000), "an idle connection of a disconnected engine stayed open");
+    idle.close();
     assertRefused(FUZZER, renewed, "a token of an engine the target disconnected");
-    t.assertHealthy("tokens", "refused hello");
+    t.assertHealthy("tokens", "refused hello", "token revoked");
   }
 
   private void assertRefused(String key, long token, String what) throws Exception {
