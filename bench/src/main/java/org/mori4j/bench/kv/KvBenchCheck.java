@@ -1,8 +1,8 @@
 package org.mori4j.bench.kv;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.List;
 import java.util.zip.CRC32C;
 import org.mori4j.io.kv.KvCacheLayout;
 
@@ -19,29 +19,38 @@ final class KvBenchCheck {
   private KvBenchCheck() {}
 
   /** Writes fresh bytes, derived from {@code seed}, into every slot of {@code blocks}. */
-  static void fill(KvCacheLayout layout, List<MemorySegment> buffers, int[] blocks, long seed) {
-    long words = layout.blockBytes() / 8;
-    for (int l = 0; l < layout.layers(); l++)
-      for (int t = 0; t < layout.tensorsPerLayer(); t++)
-        for (int b : blocks) {
-          MemorySegment seg = buffers.get(layout.bufferOf(l, t));
-          long base = layout.offset(l, t, b);
-          long x = mix(seed ^ ((long) l << 40) ^ ((long) t << 32) ^ b);
-          for (long w = 0; w < words; w++) {
-            x += 0x9e3779b97f4a7c15L;
-            seg.set(LONG, base + w * 8, mix(x));
+  static void fill(KvBenchMemory mem, int[] blocks, long seed) {
+    KvCacheLayout layout = mem.layout;
+    long bytes = layout.blockBytes(), words = bytes / 8;
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment slot = arena.allocate(bytes, 8);
+      for (int l = 0; l < layout.layers(); l++)
+        for (int t = 0; t < layout.tensorsPerLayer(); t++)
+          for (int b : blocks) {
+            long x = mix(seed ^ ((long) l << 40) ^ ((long) t << 32) ^ b);
+            for (long w = 0; w < words; w++) {
+              x += 0x9e3779b97f4a7c15L;
+              slot.set(LONG, w * 8, mix(x));
+            }
+            for (long i = words * 8; i < bytes; i++) slot.set(ValueLayout.JAVA_BYTE, i, (byte) x);
+            mem.write(layout.bufferOf(l, t), layout.offset(l, t, b), slot, bytes);
           }
-          for (long i = words * 8; i < layout.blockBytes(); i++) seg.set(ValueLayout.JAVA_BYTE, base + i, (byte) x);
-        }
+    }
   }
 
   /** CRC32C over every slot of {@code blocks}, block by block in list order, layers and tensors inside. */
-  static long sum(KvCacheLayout layout, List<MemorySegment> buffers, int[] blocks) {
+  static long sum(KvBenchMemory mem, int[] blocks) {
+    KvCacheLayout layout = mem.layout;
     CRC32C crc = new CRC32C();
-    for (int b : blocks)
-      for (int l = 0; l < layout.layers(); l++)
-        for (int t = 0; t < layout.tensorsPerLayer(); t++)
-          crc.update(buffers.get(layout.bufferOf(l, t)).asSlice(layout.offset(l, t, b), layout.blockBytes()).asByteBuffer());
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment slot = arena.allocate(layout.blockBytes(), 8);
+      for (int b : blocks)
+        for (int l = 0; l < layout.layers(); l++)
+          for (int t = 0; t < layout.tensorsPerLayer(); t++) {
+            mem.read(layout.bufferOf(l, t), layout.offset(l, t, b), slot, layout.blockBytes());
+            crc.update(slot.asByteBuffer());
+          }
+    }
     return crc.getValue();
   }
 

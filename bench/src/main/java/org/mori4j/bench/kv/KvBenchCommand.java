@@ -1,42 +1,42 @@
 package org.mori4j.bench.kv;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Base64;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import org.mori4j.io.BackendType;
-import org.mori4j.io.EngineDesc;
 import org.mori4j.io.IoEngine;
-import org.mori4j.io.IoEngineConfig;
-import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.StatusCode;
 import org.mori4j.io.TcpBackendConfig;
+import org.mori4j.io.XgmiBackendConfig;
 import org.mori4j.io.TransferStatus;
 import org.mori4j.io.kv.KvCache;
 import org.mori4j.io.kv.KvCacheDesc;
 import org.mori4j.io.kv.KvCacheLayout;
 import org.mori4j.io.kv.KvMigration;
 import org.mori4j.io.kv.KvTransferPlan;
+import org.mori4j.bench.BaselineRow;
+import org.mori4j.bench.baseline.XgmiCopyBaseline;
+import org.mori4j.natives.gpu.GpuRuntime;
+import org.mori4j.natives.gpu.GpuRuntimes;
+import com.typesafe.config.ConfigFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code mori4j kv-bench}: a request's KV blocks between a prefill cache here and a decode cache in a second JVM,
- * on real model layouts, blocks allocated from shuffled free lists on both sides. Per request length and mode
+ * {@code mori4j kv-bench}: a request's KV blocks between a prefill cache here and a decode cache on the other side
+ * ({@link KvBenchSetup}: a second JVM over TCP, or GPU0 -> GPU1 over XGMI in one or two processes), on real model
+ * layouts, blocks allocated from shuffled free lists on both sides. Per request length and mode
  * (push, pull, layer-streamed push) it prints the migration's p50/p99 time and GB/s beside, in the same run, the
  * same bytes as one contiguous transfer, a naive one-transfer-per-block loop and the engine's single 64 MiB
  * transfer, each timed beside every iteration of the row; streaming rows report the exposed time (last
  * {@code sendLayers} to all layers landed on the receiver) beside one layer's transfer on the idle link, with a
  * simulated prefill paced so that the link carries the stream. After each row the migrated bytes are checked
- * ({@code --no-verify} skips it). TCP only for now: {@code --backend xgmi} is refused with that message.
+ * ({@code --no-verify} skips it). On XGMI the driver's own peer copy of the same bytes is timed after the rows.
  */
 @Command(name = "kv-bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = "KV-cache migration between two JVMs on model layouts (push, pull, layer-streamed), beside a contiguous transfer.")
@@ -59,8 +59,18 @@ public final class KvBenchCommand implements Callable<Integer> {
   @Option(names = "--mode", defaultValue = "push,pull,stream", split = ",", description = "push, pull, stream (default: ${DEFAULT-VALUE}).")
   String[] modes;
 
-  @Option(names = "--backend", defaultValue = "tcp", description = "tcp (xgmi: not implemented in kv-bench yet) (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--backend", defaultValue = "tcp",
+      description = "tcp (CPU memory, two JVMs on loopback) or xgmi (GPU memory, --gpu-device -> --target-gpu-device) (default: ${DEFAULT-VALUE}).")
   String backend;
+
+  @Option(names = "--gpu-device", defaultValue = "0", description = "xgmi: this side's GPU (default: ${DEFAULT-VALUE}).")
+  int gpuDevice;
+
+  @Option(names = "--target-gpu-device", defaultValue = "1", description = "xgmi: the receiver's GPU (default: ${DEFAULT-VALUE}).")
+  int targetGpuDevice;
+
+  @Option(names = "--xgmi-single-process", description = "xgmi: the receiver's engine in this JVM (direct peer copies) instead of a second JVM (IPC handles).")
+  boolean xgmiSingleProcess;
 
   @Option(names = "--iters", defaultValue = "20", description = "Timed migrations per row (default: ${DEFAULT-VALUE}).")
   int iters;
@@ -90,7 +100,8 @@ public final class KvBenchCommand implements Callable<Integer> {
 
   /** Null when the options make sense, else what is wrong, naming the option and value. */
   String validate() {
-    if (!backend.equals("tcp")) return "--backend " + backend + " is not implemented in kv-bench yet (only tcp: two JVMs, CPU memory)";
+    if (!backend.equals("tcp") && !backend.equals("xgmi")) return "--backend must be tcp or xgmi: " + backend;
+    if (xgmiSingleProcess && !backend.equals("xgmi")) return "--xgmi-single-process needs --backend xgmi";
     try {
       KvModel.preset(model);
     } catch (IllegalArgumentException e) {
@@ -113,6 +124,12 @@ public final class KvBenchCommand implements Callable<Integer> {
     String bad = validate();
     if (bad != null) return usage(bad);
     KvModel m = KvModel.preset(model);
+    boolean xgmi = backend.equals("xgmi");
+    GpuRuntime gpu = xgmi ? gpuRuntime() : null;
+    if (xgmi) {
+      String why = gpuProblem(gpu, gpuDevice, targetGpuDevice);
+      if (why != null) return usage(why);
+    }
     int maxTokens = Arrays.stream(tokens).max().orElse(0);
     int maxBlocks = (maxTokens + blockTokens - 1) / blockTokens;
     int capacity = maxBlocks + maxBlocks / 2;
@@ -123,32 +140,19 @@ public final class KvBenchCommand implements Callable<Integer> {
       return usage("a cache of " + capacity + " blocks (" + cacheBytes / MIB + " MiB) plus a " + contiguous / MIB + " MiB contiguous region exceed --max-memory "
           + maxMemoryMib + " MiB: fewer --tokens or a larger --max-memory");
 
-    System.out.printf("kv-bench: %s, %d layers x %d tensors, block %d tokens = %d bytes per tensor, cache %d blocks (%d MiB) per side, backend tcp, two JVMs%n",
-        m.name(), m.layers(), m.tensors(), blockTokens, layout.blockBytes(), capacity, cacheBytes / MIB);
     List<KvBenchRow> rows = new ArrayList<>();
-    Process child = startChild(m, capacity, contiguous);
-    try (Arena arena = Arena.ofShared(); IoEngine engine = IoEngine.create("kv-bench-initiator", IoEngineConfig.loopback());
-         KvBenchLink link = new KvBenchLink(child)) {
-      engine.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
-      String[] ready = link.next("READY", 120).split(" ");
-      EngineDesc remoteEngine = EngineDesc.fromBytes(Base64.getDecoder().decode(ready[1]));
-      KvCacheDesc remote = KvCacheDesc.fromBytes(Base64.getDecoder().decode(ready[2]));
-      MemoryDesc remoteRegion = MemoryDesc.fromBytes(Base64.getDecoder().decode(ready[3]));
-      engine.registerRemoteEngine(remoteEngine);
-      link.send("ENGINE " + Base64.getEncoder().encodeToString(engine.engineDesc().toBytes()));
-      link.next("REGISTERED", 60);
-      List<MemorySegment> bufs = new ArrayList<>();
-      for (int i = 0; i < layout.buffers(); i++) {
-        MemorySegment s = arena.allocate(layout.bufferBytes(), 4096);
-        s.fill((byte) (i + 1));
-        bufs.add(s);
-      }
-      MemoryDesc region = engine.registerMemory(arena.allocate(contiguous, 4096));
-      KvBenchRuns runs = new KvBenchRuns(engine, region, remoteRegion, link, warmup, iters);
+    String label = xgmi ? (xgmiSingleProcess ? "xgmi" : "xgmi-2proc") : "tcp";
+    double rawCopy = Double.NaN;
+    try (KvBenchSetup side = new KvBenchSetup(m, blockTokens, capacity, contiguous, gpu, gpuDevice, targetGpuDevice, xgmiSingleProcess)) {
+      System.out.printf("kv-bench: %s, %d layers x %d tensors, block %d tokens = %d bytes per tensor, cache %d blocks (%d MiB) per side, %s%n",
+          m.name(), m.layers(), m.tensors(), blockTokens, layout.blockBytes(), capacity, cacheBytes / MIB, side.where);
+      IoEngine engine = side.engine;
+      KvCacheDesc remote = side.remote;
+      KvBenchRuns runs = new KvBenchRuns(engine, side.region, side.remoteRegion, side.receiver, warmup, iters);
       double single64 = runs.contiguous(KvBenchRuns.SINGLE_REFERENCE_BYTES, false).avgBwGBps();
       System.out.printf("engine's single 64 MiB write before the rows: %.2f GB/s (each row also times one beside every iteration)%n", single64);
       long r0 = System.nanoTime();
-      try (KvCache local = KvCache.create(engine, "kv-bench", layout, bufs)) {
+      try (KvCache local = side.memory.register(engine, "kv-bench")) {
         double registrationUs = (System.nanoTime() - r0) / 1e3;
         System.out.printf("registration: the cache's %d buffers (%d MiB) in %.0f us (engine: %s)%n%n", layout.buffers(), cacheBytes / MIB, registrationUs,
             engine.registrationStats());
@@ -171,21 +175,29 @@ public final class KvBenchCommand implements Callable<Integer> {
               long compute = layerComputeUs > 0 ? layerComputeUs * 1000 : (long) (1.25 * layer.p50Nanos());
               KvBenchRuns.StreamStats s = runs.stream(local, remote, src, dst, "s-" + t, compute);
               KvBenchRuns.Stats contig = runs.contiguous(bytes, false);
-              int checked = verify ? runs.verify(local, bufs, remote, src, dst, km, "check-" + mode + "-" + t, seed++) : 0;
-              row = KvBenchRow.stream(m.name(), t, bytes, n, plan.transfers(), plan.blockSlots(), s, layer, contig, naive, checked, registrationUs);
+              int checked = verify ? runs.verify(local, side.memory, remote, src, dst, km, "check-" + mode + "-" + t, seed++) : 0;
+              row = KvBenchRow.stream(m.name(), t, bytes, n, plan.transfers(), plan.blockSlots(), label, s, layer, contig, naive, checked, registrationUs);
             } else {
               KvBenchRuns.Paired s = runs.migrations(local, remote, src, dst, km, mode + "-" + t, bytes);
-              int checked = verify ? runs.verify(local, bufs, remote, src, dst, km, "check-" + mode + "-" + t, seed++) : 0;
-              row = KvBenchRow.of(m.name(), t, bytes, n, plan.transfers(), plan.blockSlots(), mode, s, naive, checked, registrationUs);
+              int checked = verify ? runs.verify(local, side.memory, remote, src, dst, km, "check-" + mode + "-" + t, seed++) : 0;
+              row = KvBenchRow.of(m.name(), t, bytes, n, plan.transfers(), plan.blockSlots(), mode, label, s, naive, checked, registrationUs);
             }
             rows.add(row);
             System.out.println(row.line());
           }
         }
       }
-    } finally {
-      child.destroy();
-      child.waitFor(30, TimeUnit.SECONDS);
+      if (xgmi) {
+        // the path's limit: the driver's own peer copy of the largest request's bytes between the same two devices
+        long bytes = rows.stream().mapToLong(KvBenchRow::bytes).max().orElse(KvBenchRuns.SINGLE_REFERENCE_BYTES);
+        List<BaselineRow> base = XgmiCopyBaseline.run(gpu, gpuDevice, targetGpuDevice, bytes, 1, iters, warmup, 0);
+        String series = XgmiCopyBaseline.copySeries(gpu, gpuDevice, targetGpuDevice);
+        for (BaselineRow b : base)
+          if (b.series().equals(series) && b.row() != null) rawCopy = b.row().avgBwGBps();
+        System.out.printf("%nraw %s of %d bytes: %.2f GB/s%n", series, bytes, rawCopy);
+        double raw = rawCopy;
+        rows.replaceAll(r -> r.withRawCopy(raw));
+      }
     }
     System.out.println();
     System.out.println(KvBenchRow.table(rows));
@@ -215,11 +227,24 @@ public final class KvBenchCommand implements Callable<Integer> {
     return out;
   }
 
-  private Process startChild(KvModel m, int capacity, long contiguous) throws Exception {
-    String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
-    return new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-        KvBenchTarget.class.getName(), m.name(), Integer.toString(blockTokens), Integer.toString(capacity), Long.toString(contiguous))
-        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+  /** The GPU runtime the engine itself uses ({@code mori4j.gpu.runtime}), so that its registration check accepts our buffers. */
+  static GpuRuntime gpuRuntime() {
+    return GpuRuntimes.select(ConfigFactory.load().getString("mori4j.gpu.runtime"));
+  }
+
+  /** Null when both devices can be used, else why not, naming the flag. */
+  static String gpuProblem(GpuRuntime gpu, int device, int target) {
+    if (!gpu.available()) return "--backend xgmi needs a GPU runtime: " + gpu.version();
+    int n = gpu.deviceCount();
+    if (device < 0 || device >= n) return "--gpu-device " + device + ": this machine has " + n + " " + gpu.name() + " device(s)";
+    if (target < 0 || target >= n) return "--target-gpu-device " + target + ": this machine has " + n + " " + gpu.name() + " device(s)";
+    return null;
+  }
+
+  /** TCP alone, or XGMI alone (so that the engine cannot route a GPU pair anywhere else unnoticed). */
+  static void createBackend(IoEngine engine, boolean xgmi) {
+    if (xgmi) engine.createBackend(BackendType.XGMI, XgmiBackendConfig.defaults());
+    else engine.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
   }
 
   static void check(TransferStatus s, String what) {

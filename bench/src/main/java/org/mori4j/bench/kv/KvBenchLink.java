@@ -5,23 +5,20 @@ import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * kv-bench's line protocol with its target process: control answers ({@code READY}, {@code REGISTERED},
- * {@code SUM}, {@code FILLED}) in order, and the receiver's "layers landed" news ({@code LANDED <request> <from>
- * <to> <nanoTime>}) counted per request. Waiters block on a monitor rather than spin: on a 2-core host a spinning
- * waiter takes a core from the I/O threads it is timing.
+ * kv-bench's line protocol with its target process ({@link KvBenchTarget}): control answers ({@code READY},
+ * {@code REGISTERED}, {@code SUM}, {@code FILLED}) in order, and the receiver's "layers landed" news
+ * ({@code LANDED <request> <from> <to> <nanoTime>}) counted per request. Waiters block rather than spin: on a
+ * 2-core host a spinning waiter takes a core from the I/O threads it is timing.
  */
-final class KvBenchLink implements AutoCloseable {
+final class KvBenchLink implements KvBenchReceiver {
   private final PrintWriter out;
   private final BlockingQueue<String> control = new LinkedBlockingQueue<>();
-  /** Per request: [layers landed, latest landing nanoTime]. Guarded by itself. */
-  private final Map<String, long[]> landed = new HashMap<>();
+  private final Landings landings = new Landings();
 
   KvBenchLink(Process p) {
     this.out = new PrintWriter(p.getOutputStream(), true, StandardCharsets.UTF_8);
@@ -30,13 +27,9 @@ final class KvBenchLink implements AutoCloseable {
         for (String l; (l = r.readLine()) != null; ) {
           if (l.startsWith("LANDED ")) {
             String[] f = l.split(" ");
-            synchronized (landed) {
-              long[] a = landed.computeIfAbsent(f[1], k -> new long[2]);
-              a[0] += Integer.parseInt(f[3]) - Integer.parseInt(f[2]);
-              a[1] = Math.max(a[1], Long.parseLong(f[4]));
-              landed.notifyAll();
-            }
-          } else if (!l.isBlank()) control.add(l);
+            landings.landed(f[1], Integer.parseInt(f[2]), Integer.parseInt(f[3]), Long.parseLong(f[4]));
+          } else if (l.startsWith("READY ") || l.equals("REGISTERED") || l.equals("FILLED") || l.startsWith("SUM ")) control.add(l);
+          // anything else is the target's logging, when its logback configuration writes to stdout
         }
       } catch (java.io.IOException e) {
         // the target ended
@@ -59,26 +52,27 @@ final class KvBenchLink implements AutoCloseable {
     out.println(line);
   }
 
-  /** Waits until {@code layers} layers of {@code request} landed; the latest landing time, or -1 on timeout. */
-  long awaitLanded(String request, int layers, Duration timeout) throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    synchronized (landed) {
-      while (true) {
-        long[] a = landed.get(request);
-        if (a != null && a[0] >= layers) return a[1];
-        long left = deadline - System.nanoTime();
-        if (left <= 0) return -1;
-        TimeUnit.NANOSECONDS.timedWait(landed, left);
-      }
-    }
+  @Override
+  public long awaitLanded(String request, int layers, Duration timeout) throws InterruptedException {
+    return landings.await(request, layers, timeout);
   }
 
-  /** Drops what both sides know of {@code request}. */
-  void forget(String request) {
-    synchronized (landed) {
-      landed.remove(request);
-    }
+  @Override
+  public void forget(String request) {
+    landings.forget(request);
     send("FORGET " + request);
+  }
+
+  @Override
+  public void fill(long seed, int[] blocks) throws InterruptedException {
+    send("FILL " + seed + " " + KvBenchCheck.csv(blocks));
+    next("FILLED", 300);
+  }
+
+  @Override
+  public long sum(int[] blocks) throws InterruptedException {
+    send("SUM " + KvBenchCheck.csv(blocks));
+    return Long.parseLong(next("SUM", 300).split(" ")[1]);
   }
 
   @Override

@@ -1,6 +1,5 @@
 package org.mori4j.bench.kv;
 
-import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -53,11 +52,11 @@ final class KvBenchRuns {
   private final IoEngine engine;
   private final MemoryDesc region;
   private final MemoryDesc remoteRegion;
-  private final KvBenchLink link;
+  private final KvBenchReceiver link;
   private final int warmup;
   private final int iters;
 
-  KvBenchRuns(IoEngine engine, MemoryDesc region, MemoryDesc remoteRegion, KvBenchLink link, int warmup, int iters) {
+  KvBenchRuns(IoEngine engine, MemoryDesc region, MemoryDesc remoteRegion, KvBenchReceiver link, int warmup, int iters) {
     this.engine = engine;
     this.region = region;
     this.remoteRegion = remoteRegion;
@@ -176,14 +175,12 @@ final class KvBenchRuns {
    * CRC of the destination's blocks against the source's, slot by slot in block-list order. Returns the slots
    * checked; a mismatch throws.
    */
-  int verify(KvCache local, List<MemorySegment> localBuffers, KvCacheDesc remote, int[] src, int[] dst, KvMigration.Mode mode, String req,
+  int verify(KvCache local, KvBenchMemory localMemory, KvCacheDesc remote, int[] src, int[] dst, KvMigration.Mode mode, String req,
              long seed) throws InterruptedException {
     boolean pull = mode == KvMigration.Mode.PULL;
     int layers = local.layout().layers();
-    if (pull) {
-      link.send("FILL " + seed + " " + KvBenchCheck.csv(src));
-      link.next("FILLED", 120);
-    } else KvBenchCheck.fill(local.layout(), localBuffers, src, seed);
+    if (pull) link.fill(seed, src);
+    else KvBenchCheck.fill(localMemory, src, seed);
     if (mode == KvMigration.Mode.STREAM) {
       KvMigration m = local.openStream(req, src, remote, dst);
       for (int l = layers - 1; l >= 0; l--) m.sendLayers(l, l + 1); // out of order on purpose
@@ -192,9 +189,8 @@ final class KvBenchRuns {
       if (link.awaitLanded(req, layers, LIMIT) < 0) throw new IllegalStateException("the receiver never heard that " + req + " landed");
       link.forget(req);
     } else migrate(local, remote, src, dst, mode, req);
-    link.send("SUM " + KvBenchCheck.csv(pull ? src : dst));
-    long remoteSum = Long.parseLong(link.next("SUM", 120).split(" ")[1]);
-    long localSum = KvBenchCheck.sum(local.layout(), localBuffers, pull ? dst : src);
+    long remoteSum = link.sum(pull ? src : dst);
+    long localSum = KvBenchCheck.sum(localMemory, pull ? dst : src);
     if (remoteSum != localSum)
       throw new IllegalStateException("byte check of " + req + " (" + mode + "): CRC32C of the destination's blocks " + Long.toHexString(pull ? localSum : remoteSum)
           + " differs from the source's " + Long.toHexString(pull ? remoteSum : localSum));

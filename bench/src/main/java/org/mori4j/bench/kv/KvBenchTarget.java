@@ -3,27 +3,27 @@ package org.mori4j.bench.kv;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Base64;
-import java.util.List;
-import org.mori4j.io.BackendType;
 import org.mori4j.io.EngineDesc;
 import org.mori4j.io.IoEngine;
 import org.mori4j.io.IoEngineConfig;
 import org.mori4j.io.MemoryDesc;
-import org.mori4j.io.TcpBackendConfig;
+import org.mori4j.io.MemoryLocationType;
 import org.mori4j.io.kv.KvCache;
 import org.mori4j.io.kv.KvCacheLayout;
+import org.mori4j.natives.gpu.DeviceBuffer;
+import org.mori4j.natives.gpu.GpuRuntime;
 
 /**
- * kv-bench's other process: an engine with one KV cache and one contiguous region, both described on stdout
- * ({@code READY <engine> <cache> <region>}, base64), the initiator's engine registered from stdin
- * ({@code ENGINE <desc>}), and every landed range printed as {@code LANDED <request> <from> <to> <nanoTime>}
- * (System.nanoTime is CLOCK_MONOTONIC on Linux, one clock for both processes of a host). For the byte check it
- * fills blocks from a seed ({@code FILL <seed> <blocks>}, answered {@code FILLED}) and answers the CRC32C of
- * blocks ({@code SUM <blocks>}, answered {@code SUM <crc>}). Exits when stdin closes.
+ * kv-bench's other process: an engine with one KV cache and one contiguous region (host memory over TCP, or
+ * device memory of one GPU over XGMI), both described on stdout ({@code READY <engine> <cache> <region>},
+ * base64), the initiator's engine registered from stdin ({@code ENGINE <desc>}), and every landed range printed
+ * as {@code LANDED <request> <from> <to> <nanoTime>} (System.nanoTime is CLOCK_MONOTONIC on Linux, one clock for
+ * both processes of a host). For the byte check it fills blocks from a seed ({@code FILL <seed> <blocks>},
+ * answered {@code FILLED}) and answers the CRC32C of blocks ({@code SUM <blocks>}, answered {@code SUM <crc>}).
+ * Exits when stdin closes. Arguments: model, block tokens, blocks, contiguous bytes, then {@code tcp} or
+ * {@code xgmi <device>}.
  */
 public final class KvBenchTarget {
   public static void main(String[] args) throws Exception {
@@ -31,14 +31,18 @@ public final class KvBenchTarget {
     int blockTokens = Integer.parseInt(args[1]);
     int blocks = Integer.parseInt(args[2]);
     long contiguous = Long.parseLong(args[3]);
+    boolean xgmi = args.length > 4 && args[4].equals("xgmi");
+    int device = xgmi ? Integer.parseInt(args[5]) : -1;
     Base64.Encoder b64 = Base64.getEncoder();
-    try (Arena arena = Arena.ofShared(); IoEngine engine = IoEngine.create("kv-bench-target", IoEngineConfig.loopback())) {
-      engine.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
-      KvCacheLayout layout = model.layout(blockTokens, blocks);
-      List<MemorySegment> bufs = new ArrayList<>();
-      for (int i = 0; i < layout.buffers(); i++) bufs.add(arena.allocate(layout.bufferBytes(), 4096));
-      MemoryDesc region = engine.registerMemory(arena.allocate(contiguous, 4096));
-      try (KvCache cache = KvCache.create(engine, "kv-bench", layout, bufs);
+    KvCacheLayout layout = model.layout(blockTokens, blocks);
+    GpuRuntime gpu = xgmi ? KvBenchCommand.gpuRuntime() : null;
+    try (Arena arena = Arena.ofShared(); IoEngine engine = IoEngine.create("kv-bench-target", IoEngineConfig.loopback());
+         KvBenchMemory mem = xgmi ? KvBenchMemory.gpu(layout, gpu, device) : KvBenchMemory.host(layout, arena);
+         DeviceBuffer gpuRegion = xgmi ? gpu.allocDevice(device, contiguous) : null) {
+      KvBenchCommand.createBackend(engine, xgmi);
+      MemoryDesc region = xgmi ? engine.registerMemory(gpuRegion.address(), contiguous, device, MemoryLocationType.GPU)
+          : engine.registerMemory(arena.allocate(contiguous, 4096));
+      try (KvCache cache = mem.register(engine, "kv-bench");
            AutoCloseable sub = cache.subscribe(e -> {
              long now = System.nanoTime();
              System.out.println("LANDED " + e.requestId() + " " + e.fromLayer() + " " + e.toLayer() + " " + now);
@@ -56,11 +60,11 @@ public final class KvBenchTarget {
             cache.forget(l.substring(7).trim());
           } else if (l.startsWith("FILL ")) {
             String[] f = l.split(" ");
-            KvBenchCheck.fill(layout, bufs, KvBenchCheck.parseCsv(f[2]), Long.parseLong(f[1]));
+            KvBenchCheck.fill(mem, KvBenchCheck.parseCsv(f[2]), Long.parseLong(f[1]));
             System.out.println("FILLED");
             System.out.flush();
           } else if (l.startsWith("SUM ")) {
-            System.out.println("SUM " + KvBenchCheck.sum(layout, bufs, KvBenchCheck.parseCsv(l.substring(4).trim())));
+            System.out.println("SUM " + KvBenchCheck.sum(mem, KvBenchCheck.parseCsv(l.substring(4).trim())));
             System.out.flush();
           }
         }

@@ -16,8 +16,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mori4j.bench.Mori4jCommand;
@@ -56,7 +54,7 @@ class KvBenchCommandTest {
         {"--tokens", "512,0"}, {"--tokens", "0"},
         {"--mode", "push,sideways"}, {"--mode", "sideways"},
         {"--layer-compute-us", "-5"}, {"--layer-compute-us", "-5"},
-        {"--backend", "xgmi"}, {"--backend xgmi", "not implemented"},
+        {"--backend", "rdma"}, {"--backend must be tcp or xgmi: rdma"},
     };
     for (int i = 0; i < cases.length; i += 2) {
       String why = problem(cases[i]);
@@ -80,31 +78,28 @@ class KvBenchCommandTest {
   @Test
   void theByteCheckSeesAFlippedByteAndASlotInTheWrongPlace() {
     KvCacheLayout layout = KvCacheLayout.perLayerTensor(3, 2, 8, 96);
-    try (Arena arena = Arena.ofConfined()) {
-      List<MemorySegment> a = new ArrayList<>(), b = new ArrayList<>();
-      for (int i = 0; i < layout.buffers(); i++) {
-        a.add(arena.allocate(layout.bufferBytes()));
-        b.add(arena.allocate(layout.bufferBytes()));
-      }
+    try (Arena arena = Arena.ofShared()) {
+      KvBenchMemory.Host a = (KvBenchMemory.Host) KvBenchMemory.host(layout, arena), b = (KvBenchMemory.Host) KvBenchMemory.host(layout, arena);
       int[] src = {5, 1, 7}, dst = {0, 6, 2};
-      KvBenchCheck.fill(layout, a, src, 42);
+      KvBenchCheck.fill(a, src, 42);
       // what a correct migration does, slot by slot
       for (int l = 0; l < 3; l++)
         for (int t = 0; t < 2; t++)
           for (int i = 0; i < src.length; i++)
-            MemorySegment.copy(a.get(layout.bufferOf(l, t)), layout.offset(l, t, src[i]), b.get(layout.bufferOf(l, t)), layout.offset(l, t, dst[i]), 96);
-      assertEquals(KvBenchCheck.sum(layout, a, src), KvBenchCheck.sum(layout, b, dst));
+            MemorySegment.copy(a.buffers.get(layout.bufferOf(l, t)), layout.offset(l, t, src[i]), b.buffers.get(layout.bufferOf(l, t)),
+                layout.offset(l, t, dst[i]), 96);
+      assertEquals(KvBenchCheck.sum(a, src), KvBenchCheck.sum(b, dst));
       // two blocks landed in each other's place
-      assertNotEquals(KvBenchCheck.sum(layout, a, src), KvBenchCheck.sum(layout, b, new int[] {6, 0, 2}));
+      assertNotEquals(KvBenchCheck.sum(a, src), KvBenchCheck.sum(b, new int[] {6, 0, 2}));
       // one flipped byte in the last layer's V
-      MemorySegment v = b.get(layout.bufferOf(2, 1));
+      MemorySegment v = b.buffers.get(layout.bufferOf(2, 1));
       long at = layout.offset(2, 1, 2) + 95;
       v.set(ValueLayout.JAVA_BYTE, at, (byte) ~v.get(ValueLayout.JAVA_BYTE, at));
-      assertNotEquals(KvBenchCheck.sum(layout, a, src), KvBenchCheck.sum(layout, b, dst));
+      assertNotEquals(KvBenchCheck.sum(a, src), KvBenchCheck.sum(b, dst));
       // a fresh seed gives other bytes, so a migration that moved nothing is seen
-      long before = KvBenchCheck.sum(layout, a, src);
-      KvBenchCheck.fill(layout, a, src, 43);
-      assertNotEquals(before, KvBenchCheck.sum(layout, a, src));
+      long before = KvBenchCheck.sum(a, src);
+      KvBenchCheck.fill(a, src, 43);
+      assertNotEquals(before, KvBenchCheck.sum(a, src));
     }
   }
 
@@ -116,7 +111,7 @@ class KvBenchCommandTest {
     System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
     int code;
     try {
-      code = Mori4jCommand.commandLine().execute("kv-bench", "--model", "llama3-8b", "--tokens", "64", "--iters", "2", "--warmup", "0",
+      code = Mori4jCommand.commandLine().execute("kv-bench", "--model", "llama3-8b", "--tokens", "64", "--iters", "1", "--warmup", "0",
           "--naive-iters", "1", "--json", json.toString(), "--plot", svg.toString());
     } finally {
       System.setOut(saved);

@@ -1,0 +1,103 @@
+package org.mori4j.bench.kv;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.mori4j.io.kv.KvCache;
+
+/**
+ * kv-bench's view of the receiving cache: when a request's layers landed there (as the receiver heard it), and
+ * the byte check's fill and CRC of its blocks. The receiver is a second JVM ({@link KvBenchLink}, TCP and
+ * two-process XGMI) or a cache of this JVM ({@link InProcess}, single-process XGMI).
+ */
+interface KvBenchReceiver extends AutoCloseable {
+  /** Waits until {@code layers} layers of {@code request} landed; the latest landing's nanoTime, or -1 on timeout. */
+  long awaitLanded(String request, int layers, Duration timeout) throws InterruptedException;
+
+  /** Drops what both sides know of {@code request}. */
+  void forget(String request);
+
+  /** Fresh bytes from {@code seed} into the receiver's {@code blocks}. */
+  void fill(long seed, int[] blocks) throws InterruptedException;
+
+  /** The CRC32C of the receiver's {@code blocks} ({@link KvBenchCheck#sum}). */
+  long sum(int[] blocks) throws InterruptedException;
+
+  @Override
+  void close();
+
+  /** Landed layers per request, counted as the news arrives; waiters block on the monitor (no spinning). */
+  final class Landings {
+    /** Per request: [layers landed, latest landing nanoTime]. */
+    private final Map<String, long[]> landed = new HashMap<>();
+
+    synchronized void landed(String request, int from, int to, long at) {
+      long[] a = landed.computeIfAbsent(request, k -> new long[2]);
+      a[0] += to - from;
+      a[1] = Math.max(a[1], at);
+      notifyAll();
+    }
+
+    synchronized long await(String request, int layers, Duration timeout) throws InterruptedException {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      while (true) {
+        long[] a = landed.get(request);
+        if (a != null && a[0] >= layers) return a[1];
+        long left = deadline - System.nanoTime();
+        if (left <= 0) return -1;
+        TimeUnit.NANOSECONDS.timedWait(this, left);
+      }
+    }
+
+    synchronized void forget(String request) {
+      landed.remove(request);
+    }
+  }
+
+  /** The receiving cache in this JVM; its landings heard through {@link KvCache#subscribe}. */
+  final class InProcess implements KvBenchReceiver {
+    private final KvCache cache;
+    private final KvBenchMemory memory;
+    private final Landings landings = new Landings();
+    private final AutoCloseable subscription;
+
+    InProcess(KvCache cache, KvBenchMemory memory) {
+      this.cache = cache;
+      this.memory = memory;
+      this.subscription = cache.subscribe(e -> {
+        if (!e.failed()) landings.landed(e.requestId(), e.fromLayer(), e.toLayer(), System.nanoTime());
+      });
+    }
+
+    @Override
+    public long awaitLanded(String request, int layers, Duration timeout) throws InterruptedException {
+      return landings.await(request, layers, timeout);
+    }
+
+    @Override
+    public void forget(String request) {
+      landings.forget(request);
+      cache.forget(request);
+    }
+
+    @Override
+    public void fill(long seed, int[] blocks) {
+      KvBenchCheck.fill(memory, blocks, seed);
+    }
+
+    @Override
+    public long sum(int[] blocks) {
+      return KvBenchCheck.sum(memory, blocks);
+    }
+
+    @Override
+    public void close() {
+      try {
+        subscription.close();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    }
+  }
+}

@@ -1,0 +1,87 @@
+package org.mori4j.bench.kv;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.typesafe.config.ConfigFactory;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.mori4j.bench.Mori4jCommand;
+import org.mori4j.natives.gpu.GpuRuntimes;
+import org.mori4j.transport.xgmi.HostBackedGpuRuntime;
+
+/**
+ * {@code kv-bench --backend xgmi --xgmi-single-process} on every build machine, on transport's in-memory device
+ * (two "GPUs" with peer access, selected through {@code mori4j.gpu.runtime}): cache buffers from the runtime's
+ * device allocation, the XGMI backend alone on both engines, push/pull/stream with the byte check reading the
+ * device memory back, the engine's contiguous peer copy and the raw peer-copy baseline in the row. Figures mean
+ * nothing here. The two-process mode starts a second JVM, which has no such device: it needs real GPUs.
+ */
+class KvBenchXgmiOnTestDeviceTest {
+  private static final String MODE = "kv-bench-test-device";
+  private static HostBackedGpuRuntime device;
+
+  @BeforeAll
+  static void useTheTestDevice() {
+    device = new HostBackedGpuRuntime(2, 0);
+    GpuRuntimes.register(MODE, device);
+    System.setProperty("mori4j.gpu.runtime", MODE);
+    ConfigFactory.invalidateCaches();
+  }
+
+  @AfterAll
+  static void forgetTheTestDevice() {
+    System.clearProperty("mori4j.gpu.runtime");
+    ConfigFactory.invalidateCaches();
+    GpuRuntimes.register(MODE, null);
+    device.shutdown();
+  }
+
+  @Test
+  void gpu0ToGpu1InOneProcessChecksEveryByteAndReportsTheRawPeerCopy(@TempDir Path dir) throws Exception {
+    Path json = dir.resolve("kv.json");
+    PrintStream saved = System.out;
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+    int code;
+    try {
+      code = Mori4jCommand.commandLine().execute("kv-bench", "--backend", "xgmi", "--xgmi-single-process", "--model", "deepseek-v3",
+          "--tokens", "48", "--iters", "1", "--warmup", "0", "--naive-iters", "0", "--json", json.toString());
+    } finally {
+      System.setOut(saved);
+    }
+    String out = buf.toString(StandardCharsets.UTF_8);
+    saved.print(out);
+    assertEquals(0, code, out);
+    assertTrue(out.contains("xgmi, GPU0 -> GPU1, one process"), out);
+    JsonNode rows = new ObjectMapper().readTree(json.toFile());
+    assertEquals(3, rows.size(), rows.toString());
+    for (JsonNode r : rows) {
+      assertEquals("xgmi", r.get("backend").asText());
+      // 3 blocks x 61 layers x 1 latent tensor, every slot compared on the devices' bytes
+      assertEquals(3 * 61, r.get("verifiedSlots").asInt(), r.toString());
+      assertTrue(r.get("rawCopyAvgBwGBps").asDouble() > 0, "the raw peer copy of the same run: " + r);
+      assertTrue(r.get("contiguousAvgBwGBps").asDouble() > 0, r.toString());
+    }
+    assertTrue(out.contains("raw " + org.mori4j.bench.baseline.XgmiCopyBaseline.copySeries(device, 0, 1)), out);
+  }
+
+  @Test
+  void aMissingDeviceIsNamedWithItsFlag() {
+    KvBenchCommand c = new KvBenchCommand();
+    String why = KvBenchCommand.gpuProblem(device, 0, 2);
+    assertTrue(why != null && why.contains("--target-gpu-device 2") && why.contains("2 "), why);
+    why = KvBenchCommand.gpuProblem(device, -1, 1);
+    assertTrue(why != null && why.contains("--gpu-device -1"), why);
+    new picocli.CommandLine(c).parseArgs("--xgmi-single-process");
+    assertTrue(c.validate().contains("--xgmi-single-process needs --backend xgmi"), c.validate());
+  }
+}
