@@ -54,6 +54,10 @@ public final class BenchCommand implements Callable<Integer> {
       + "same target, alternating with the rdma rows, and print both (default: on with --backend rdma).")
   Boolean compareTcp;
 
+  @Option(names = "--tls", description = "Measure every point over plain TCP and over TLS 1.3 in turn (two spawned targets, a "
+      + "throwaway key) and print TLS's bandwidth as a share of plain TCP's (TlsBench).")
+  boolean tls;
+
   @Option(names = "--xgmi-single-process", description = "With --backend xgmi: the target engine in this JVM (direct peer copies) instead of a child JVM (IPC handles).")
   boolean xgmiSingleProcess;
 
@@ -207,6 +211,12 @@ public final class BenchCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     SweepPlan plan = validate();
     GpuRuntime gpu = checkGpu();
+    if (tls) {
+      if (rdmaProvider != null || xgmi || peer != null || compareCpu || !localMem.equals("cpu") || !targetMem.equals("cpu"))
+        throw usage("--tls compares plain TCP with TLS between host buffers of targets it starts itself: --backend tcp and cpu memory "
+            + "only, without --peer or --compare-cpu");
+      return TlsBench.run(new TlsBench.Settings(plan, sweep, tcp, host, json), System.out);
+    }
     if (rdmaProvider != null) {
       return RdmaBench.run(new RdmaBench.Settings(plan, sweep, rdmaProvider, rdma.config(this::usage), rdma.asArgs(), tcp.config(), tcp.asArgs(),
           compareTcp == null || compareTcp, localMem, gpuDevice, targetMem, targetDevice(), peer, peerNio, host, json, baselines, pingpongIters,
