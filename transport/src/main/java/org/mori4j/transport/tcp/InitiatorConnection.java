@@ -342,7 +342,7 @@ final class InitiatorConnection extends TcpConnection {
         if (readStage == 0) {
           // with nothing in flight no response is due: leave the next read to the selector instead of a
           // read that would find nothing (only after the first read, which also notices a closed peer)
-          if (!first && head == null && resp.position() == 0 && !stash.hasRemaining()) return;
+          if (!first && head == null && resp.position() == 0 && !buffered()) return;
           first = false;
           // with the responses behind it: a burst's acknowledgements arrive together
           if (readAhead(resp) < 0) throw new IOException("connection closed by peer");
