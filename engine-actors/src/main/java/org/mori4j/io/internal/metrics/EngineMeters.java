@@ -99,7 +99,7 @@ public final class EngineMeters implements AutoCloseable {
     if (!settings.enabled()) return;
     RouteMeters r = refused[(op == TransferOp.READ ? 0 : RouteMeters.KINDS.length) + kind];
     r.error(code);
-    if (jfr) r.emit(code, 0, null);
+    if (jfr && JfrState.recording) r.emit(code, 0, null);
   }
 
   /** First error of {@code code} on {@code r}: from now on the registry (if any) shows its counter. */
@@ -131,7 +131,7 @@ public final class EngineMeters implements AutoCloseable {
   }
 
   private void connectionEvent(BackendType backend, String peer, String event, String reason) {
-    if (!jfr) return;
+    if (!jfr || !JfrState.recording) return;
     ConnectionEvent e = new ConnectionEvent();
     if (!e.shouldCommit()) return;
     e.engine = engineKey;
@@ -167,7 +167,7 @@ public final class EngineMeters implements AutoCloseable {
     private Registration(BackendType backend, long memoryId, boolean gpu, long bytes) {
       this.backend = backend;
       RegistrationEvent e = null;
-      if (jfr) {
+      if (jfr && JfrState.recording) {
         e = new RegistrationEvent();
         e.engine = engineKey;
         e.backend = backend.name().toLowerCase(java.util.Locale.ROOT);

@@ -22,8 +22,9 @@ import org.mori4j.io.internal.Routes;
 /**
  * Exports one engine's {@link EngineMeters} through the application's {@link MeterRegistry}. Counters are function
  * counters over the engine's {@code LongAdder}s (read at scrape time, nothing on the transfer path); the latency of
- * successful transfers is a {@link Timer} per route with p50/p99/p999 and a percentile histogram (Prometheus
- * buckets), fed by {@link RouteMeters#finished}. Every meter carries the tag {@code engine}; the names and tags are
+ * successful transfers is a {@link Timer} per route with a percentile histogram (Prometheus buckets; p50/p99/p999
+ * by {@code histogram_quantile}) and, when {@code mori4j.metrics.percentiles} names them, client-side percentiles,
+ * fed by {@link RouteMeters#finished}. Every meter carries the tag {@code engine}; the names and tags are
  * listed in engine-actors/README.md. All methods run under the engine meters' lock.
  */
 final class MicrometerBinding {

@@ -16,8 +16,9 @@ import org.mori4j.transport.TransferOp;
  *
  * <p>Why this shape: counters are {@code LongAdder}s that Micrometer reads at scrape time through function
  * counters, so they cost the same with and without a registry and never allocate; the latency histogram is
- * Micrometer's {@code Timer} (percentiles by HdrHistogram, Prometheus buckets by fixed counters), the one piece
- * whose cost is paid only when a registry is bound, since without a registry nobody could read it. Transfers
+ * Micrometer's {@code Timer} (Prometheus buckets by fixed counters; client-side percentiles by HdrHistogram only when
+ * configured, since they double its cost), the one piece whose cost is paid only when a registry is bound, since
+ * without a registry nobody could read it. JFR costs a volatile read while nothing records ({@link JfrState}). Transfers
  * refused before a route existed (bad arguments, unknown peer) are counted on a route whose backend and peer are
  * "none", errors only.
  */
@@ -71,7 +72,7 @@ public final class RouteMeters {
   public long started(long bytes) {
     started.increment();
     this.bytes.add(bytes);
-    return latency != null || engine.jfr ? System.nanoTime() : 0;
+    return latency != null || (engine.jfr && JfrState.recording) ? System.nanoTime() : 0;
   }
 
   /**
@@ -87,7 +88,7 @@ public final class RouteMeters {
     } else {
       error(code);
     }
-    if (engine.jfr) emit(code, startNanos, op);
+    if (engine.jfr && JfrState.recording) emit(code, startNanos, op);
   }
 
   /** A transfer on this route failed, or (a "none" route) was refused, with {@code code}. */
