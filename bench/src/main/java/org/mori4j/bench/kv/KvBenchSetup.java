@@ -39,19 +39,19 @@ final class KvBenchSetup implements AutoCloseable {
     boolean xgmi = gpu != null;
     KvCacheLayout layout = model.layout(blockTokens, capacity);
     try {
+      // memory before the engines, so that each engine closes (and drops its registrations) before its memory is freed
       Arena arena = own(Arena.ofShared());
+      memory = own(xgmi ? KvBenchMemory.gpu(layout, gpu, device) : KvBenchMemory.host(layout, arena));
+      DeviceBuffer r = xgmi ? own(gpu.allocDevice(device, contiguous)) : null;
+      java.lang.foreign.MemorySegment hostRegion = xgmi ? null : arena.allocate(contiguous, 4096);
       engine = own(IoEngine.create("kv-bench-initiator", IoEngineConfig.loopback()));
       KvBenchCommand.createBackend(engine, xgmi);
-      memory = own(xgmi ? KvBenchMemory.gpu(layout, gpu, device) : KvBenchMemory.host(layout, arena));
-      if (xgmi) {
-        DeviceBuffer r = own(gpu.allocDevice(device, contiguous));
-        region = engine.registerMemory(r.address(), contiguous, device, MemoryLocationType.GPU);
-      } else region = engine.registerMemory(arena.allocate(contiguous, 4096));
+      region = xgmi ? engine.registerMemory(r.address(), contiguous, device, MemoryLocationType.GPU) : engine.registerMemory(hostRegion);
       if (xgmi && singleProcess) {
-        IoEngine target = own(IoEngine.create("kv-bench-target", IoEngineConfig.loopback()));
-        KvBenchCommand.createBackend(target, true);
         KvBenchMemory targetMemory = own(KvBenchMemory.gpu(layout, gpu, targetDevice));
         DeviceBuffer tr = own(gpu.allocDevice(targetDevice, contiguous));
+        IoEngine target = own(IoEngine.create("kv-bench-target", IoEngineConfig.loopback()));
+        KvBenchCommand.createBackend(target, true);
         remoteRegion = target.registerMemory(tr.address(), contiguous, targetDevice, MemoryLocationType.GPU);
         KvCache targetCache = own(targetMemory.register(target, "kv-bench"));
         receiver = own(new KvBenchReceiver.InProcess(targetCache, targetMemory));

@@ -36,9 +36,11 @@ public final class KvBenchTarget {
     Base64.Encoder b64 = Base64.getEncoder();
     KvCacheLayout layout = model.layout(blockTokens, blocks);
     GpuRuntime gpu = xgmi ? KvBenchCommand.gpuRuntime() : null;
-    try (Arena arena = Arena.ofShared(); IoEngine engine = IoEngine.create("kv-bench-target", IoEngineConfig.loopback());
+    // memory first: the engine closes (dropping its registrations) before the memory is freed
+    try (Arena arena = Arena.ofShared();
          KvBenchMemory mem = xgmi ? KvBenchMemory.gpu(layout, gpu, device) : KvBenchMemory.host(layout, arena);
-         DeviceBuffer gpuRegion = xgmi ? gpu.allocDevice(device, contiguous) : null) {
+         DeviceBuffer gpuRegion = xgmi ? gpu.allocDevice(device, contiguous) : null;
+         IoEngine engine = IoEngine.create("kv-bench-target", IoEngineConfig.loopback())) {
       KvBenchCommand.createBackend(engine, xgmi);
       MemoryDesc region = xgmi ? engine.registerMemory(gpuRegion.address(), contiguous, device, MemoryLocationType.GPU)
           : engine.registerMemory(arena.allocate(contiguous, 4096));
