@@ -110,7 +110,7 @@ final class SoakReport {
     sb.append(String.format(Locale.ROOT, "%-44s %s%n", "transfers failed, by code", failedByCode.isEmpty() ? "none" : failedByCode));
     sb.append(String.format(Locale.ROOT, "%-44s %d%n", "writes not verified (read-back failed)", unverified));
     sb.append(String.format(Locale.ROOT, "%-44s %d   (must be 0)%n", "corrupted", corrupted));
-    sb.append(String.format(Locale.ROOT, "%-44s %d   (must be 0)%n", "hung (not done in deadline/peer-timeout + 5s)", hung));
+    sb.append(String.format(Locale.ROOT, "%-44s %d   (must be 0)%n", "hung (over deadline or peer-timeout + 5 s)", hung));
     sb.append(String.format(Locale.ROOT, "%-44s %d   (must be 0)%n", "workers stuck", stuck));
     sb.append(String.format(Locale.ROOT, "%-44s %d%n", "notifications checked (popped once)", notifOk));
     sb.append(String.format(Locale.ROOT, "%-44s %d   (must be 0)%n", "notifications lost", notifLost));
