@@ -188,6 +188,19 @@ class PathExplainTest {
     assertTrue(cross.slower(), cross.toString());
     assertTrue(cross.toString().contains("SLOWER"), cross.toString());
 
+    // a view of b's GPU region (range cache: XGMI data derived from the region's, no driver calls) takes XGMI too,
+    // and a write into it lands at the view's offset in the allocation
+    MemoryDesc b0view = b.registerMemory(b0.address() + 8192, 16384, 0, MemoryLocationType.GPU);
+    assertEquals(1, b.registrationStats().viewsFromCache(), b.registrationStats().toString());
+    assertEquals(BackendType.XGMI, a.explain(a0, b0view).chosen());
+    MemorySegment pattern = arena.allocate(4096, 4096);
+    for (int i = 0; i < 4096; i++) pattern.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (i * 7 + 3));
+    device.copyHostToDevice(a0.address(), pattern, 4096);
+    ok(a.write(a0, 0, b0view, 4096, 4096, a.allocateTransferUid()));
+    MemorySegment landed = arena.allocate(4096, 4096);
+    device.copyDeviceToHost(landed, b0.address() + 8192 + 4096, 4096);
+    assertEquals(-1, landed.mismatch(pattern), "the XGMI write into the view landed at its offset");
+
     PathExplanation hosts = a.explain(ah, bh);
     assertEquals(BackendType.TCP, hosts.chosen());
     refused(hosts, BackendType.XGMI, Reason.MEMORY_KIND, false);
