@@ -111,4 +111,45 @@ class RegionTableTest {
     reader.join();
     assertEquals(0, failures.get(), "a reader missed a region that was never removed");
   }
+  @Test
+  void aReaderNeverGetsTheValueOfAnotherKeyWhileKeysAreRemovedAndPutAgain() throws Exception {
+    // in-place removal leaves tombstones and re-puts land in other slots: a reader racing with them must see
+    // either nothing or the value of the key it asked for, never a value that belongs to a neighbour
+    RegionTable t = new RegionTable();
+    var stop = new java.util.concurrent.atomic.AtomicBoolean();
+    var wrong = new java.util.concurrent.atomic.AtomicInteger();
+    Thread reader = new Thread(() -> {
+      SplittableRandom r = new SplittableRandom(3);
+      while (!stop.get()) {
+        long id = r.nextInt(64);
+        LocalRegion got = t.get(id);
+        if (got != null && got.id() != id) wrong.incrementAndGet();
+      }
+    });
+    reader.start();
+    SplittableRandom r = new SplittableRandom(5);
+    for (int step = 0; step < 200_000; step++) {
+      long id = r.nextInt(64);
+      if (r.nextBoolean()) t.remove(id);
+      else t.put(region(id));
+    }
+    stop.set(true);
+    reader.join();
+    assertEquals(0, wrong.get(), "a reader got a region under another region's id");
+  }
+
+  @Test
+  void manyPutsAndRemovesKeepTheTableSmallAndCorrect() {
+    RegionTable t = new RegionTable();
+    for (long id = 0; id < 20_000; id++) t.put(region(id));
+    for (long id = 0; id < 20_000; id++) if (id % 100 != 0) assertNotNull(t.remove(id));
+    assertEquals(200, t.size());
+    for (long id = 20_000; id < 40_000; id++) {
+      t.put(region(id));
+      assertEquals(id, t.remove(id).id());
+    }
+    assertEquals(200, t.size());
+    for (long id = 0; id < 20_000; id += 100) assertEquals(id, t.get(id).id());
+    assertEquals(200, t.values().size());
+  }
 }
