@@ -105,7 +105,7 @@ public final class TcpBackend implements TransferBackend {
       boundAddress = (InetSocketAddress) server.getLocalAddress();
       TcpIoLoop acceptLoop = loops.get(0);
       server.register(acceptLoop.selector(), SelectionKey.OP_ACCEPT, (Runnable) this::acceptAll);
-      log.info("TCP backend of engine {} listening on {}", engineKey, boundAddress);
+      log.info("TCP backend of engine {} listening on {}{}", engineKey, boundAddress, settings.tls() == null ? "" : " (TLS: " + settings.tls() + ")");
     } catch (IOException e) {
       close();
       throw new TransportException(TransportError.TRANSPORT,
