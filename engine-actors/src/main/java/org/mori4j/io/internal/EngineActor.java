@@ -34,6 +34,7 @@ import org.mori4j.io.TransferStatus;
 import org.mori4j.io.XgmiBackendConfig;
 import org.mori4j.transport.InboundNotifications;
 import org.mori4j.transport.LocalRegion;
+import org.mori4j.transport.LongTable;
 import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
 import org.mori4j.transport.tcp.TcpBackend;
@@ -61,7 +62,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
   private final TransferPath path;
   private final String bindHost;
   private final EnumMap<BackendType, Routes.Backend> backends = new EnumMap<>(BackendType.class);
-  private final Map<Long, Routes.Local> locals = new HashMap<>();
+  private final LongTable<Routes.Local> locals = new LongTable<>();
   private final Map<String, Routes.Peer> peers = new HashMap<>();
   private final Map<String, MemoryDesc> published = new HashMap<>();
   private final Map<ActorRef<SessionActor.Command>, EngineMessages.OpenSession> sessions = new HashMap<>();
@@ -220,7 +221,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
   }
 
   private void publish() {
-    path.routes = new Routes(Map.copyOf(locals), Map.copyOf(peers), List.copyOf(backends.values()), closed, Map.copyOf(lost));
+    path.routes = new Routes(locals, Map.copyOf(peers), List.copyOf(backends.values()), closed, Map.copyOf(lost));
   }
 
   private static <T> Behavior<Command> fail(ActorRef<StatusReply<T>> replyTo, StatusCode code, String message, AbstractBehavior<Command> self) {

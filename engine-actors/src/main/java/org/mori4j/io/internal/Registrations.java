@@ -24,6 +24,7 @@ import org.mori4j.io.MemoryRegistration;
 import org.mori4j.io.RegistrationStats;
 import org.mori4j.io.StatusCode;
 import org.mori4j.transport.LocalRegion;
+import org.mori4j.transport.LongTable;
 
 /**
  * The engine actor's memory registration, single and bulk: it checks each region, allocates ids and access
@@ -52,7 +53,7 @@ final class Registrations {
   private final String engineKey;
   private final EngineSettings settings;
   private final GpuStaging gpu;
-  private final Map<Long, Routes.Local> locals;
+  private final LongTable<Routes.Local> locals;
   private final Map<BackendType, Routes.Backend> backends;
   private final Runnable publish;
   private final BooleanSupplier closed;
@@ -65,7 +66,7 @@ final class Registrations {
   private final long incarnation;
 
   Registrations(ActorContext<IoEngineProtocol.Command> ctx, String engineKey, EngineSettings settings, GpuStaging gpu,
-                Map<Long, Routes.Local> locals, Map<BackendType, Routes.Backend> backends, Runnable publish, BooleanSupplier closed,
+                LongTable<Routes.Local> locals, Map<BackendType, Routes.Backend> backends, Runnable publish, BooleanSupplier closed,
                 RegistrationStats stats, long incarnation) {
     this.ctx = ctx;
     this.incarnation = incarnation;

@@ -83,7 +83,7 @@ final class XgmiControl {
   }
 
   /** Owner side (engine actor, of incarnation {@code incarnation}): answers from {@code locals} and remembers the asker. */
-  void confirm(XgmiMessages.Confirm m, Map<Long, Routes.Local> locals, boolean closed, long incarnation) {
+  void confirm(XgmiMessages.Confirm m, org.mori4j.transport.LongTable<Routes.Local> locals, boolean closed, long incarnation) {
     String where = "memory id " + m.regionId() + " of engine '" + engineKey + "'";
     if (closed) {
       // the owner going away is the peer's loss, not a bad descriptor

@@ -89,8 +89,10 @@ class TransferPathRerouteTest {
       assertArrayEquals(XGMI_DATA, op.remoteData());
       assertTrue(path.reroute(BackendType.XGMI, op, "peer access cannot be enabled"));
     };
+    var locals = new org.mori4j.transport.LongTable<Routes.Local>();
+    locals.put(1L, new Routes.Local(region, local));
     path.routes = new Routes(
-        Map.of(1L, new Routes.Local(region, local)),
+        locals,
         Map.of("b", new Routes.Peer(peerDesc, Map.of(BackendType.XGMI, xgmiHandle, BackendType.RDMA, rdmaHandle))),
         List.of(new Routes.Backend(BackendType.XGMI, xgmi, null), new Routes.Backend(BackendType.RDMA, rdma, null)),
         false, Map.of());
