@@ -18,8 +18,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "mori4j", mixinStandardHelpOptions = true, versionProvider = Mori4jCommand.Version.class,
     subcommands = {BenchCommand.class, ServeCommand.class, NodeCommand.class, ClusterBenchCommand.class, InfoCommand.class,
-        ShmemBenchCommand.class, PlotCommand.class, org.mori4j.bench.soak.SoakCommand.class, org.mori4j.bench.kv.KvBenchCommand.class, org.mori4j.bench.kv.KvBenchCommand.class, RegistrationBenchCommand.class, CommandLine.HelpCommand.class},
-    description = "mori4j: MORI-IO's transfer engine on the JVM. Commands: bench, serve, node, cluster-bench, info, shmem-bench, plot, soak.")
+        ShmemBenchCommand.class, PlotCommand.class, org.mori4j.bench.soak.SoakCommand.class, org.mori4j.bench.kv.KvBenchCommand.class, RegistrationBenchCommand.class, CommandLine.HelpCommand.class},
+    description = "mori4j: MORI-IO's transfer engine on the JVM. Commands: bench, serve, node, cluster-bench, info, shmem-bench, plot, soak, kv-bench, register-bench.")
 public final class Mori4jCommand implements Runnable {
   @Spec CommandSpec spec;
 
