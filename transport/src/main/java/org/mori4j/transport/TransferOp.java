@@ -50,10 +50,13 @@ public abstract class TransferOp {
   /** The lane decided not to send this op's request (it was cancelled before any of it left); owned by the lane's thread. */
   public boolean laneSkipped;
 
-  // Outcome guard (cancellation): OPEN until someone claims the outcome (FINAL). A backend thread that moves bytes
-  // of the caller's memory holds LANDING for the length of one system call or copy, so that a cancellation (which
-  // waits that long) never ends the status while bytes still go into or out of the caller's buffer.
-  private static final int OPEN = 0, FINAL = 1, LANDING = 2, CANCELLING = 3;
+  // Outcome guard (cancellation): OPEN (0) until someone claims the outcome (FINAL). A backend thread that moves
+  // bytes of the caller's memory holds a landing section for the length of one system call or copy, so that a
+  // cancellation (which waits that long) never ends the status while bytes still go into or out of the caller's
+  // buffer. The state counts the landing sections open at once: the stripes of one transfer share their parent's
+  // guard and land on different I/O threads at the same time (a single LANDING flag made the second stripe take
+  // the first one's section for a cancellation, and a striped transfer over two I/O threads never completed).
+  private static final int OPEN = 0, FINAL = -1, CANCELLING = -2;
   private static final VarHandle STATE;
 
   static {
@@ -164,12 +167,17 @@ public abstract class TransferOp {
    * true otherwise, and the caller must call {@link #endLanding()} (in a {@code finally}) right after.
    */
   public final boolean beginLanding() {
-    return STATE.compareAndSet(guardOwner(), OPEN, LANDING);
+    TransferOp o = guardOwner();
+    while (true) {
+      int s = (int) STATE.getVolatile(o);
+      if (s < OPEN) return false;
+      if (STATE.compareAndSet(o, s, s + 1)) return true;
+    }
   }
 
   /** Ends what {@link #beginLanding()} began. */
   public final void endLanding() {
-    STATE.setVolatile(guardOwner(), OPEN);
+    STATE.getAndAdd(guardOwner(), -1);
   }
 
   /**
@@ -201,7 +209,7 @@ public abstract class TransferOp {
       int s = state;
       if (s == OPEN) {
         if (STATE.compareAndSet(this, OPEN, FINAL)) return true;
-      } else if (s == LANDING) {
+      } else if (s > OPEN) {
         Thread.onSpinWait();
       } else {
         return false;
@@ -219,7 +227,7 @@ public abstract class TransferOp {
       int s = state;
       if (s == OPEN) {
         if (STATE.compareAndSet(this, OPEN, CANCELLING)) break;
-      } else if (s == LANDING) {
+      } else if (s > OPEN) {
         Thread.onSpinWait();
       } else {
         return false;

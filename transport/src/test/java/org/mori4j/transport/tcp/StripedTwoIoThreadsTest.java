@@ -1,0 +1,118 @@
+package org.mori4j.transport.tcp;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.mori4j.transport.BackendListener;
+import org.mori4j.transport.CompletionSource;
+import org.mori4j.transport.LocalRegion;
+import org.mori4j.transport.TransferOp;
+import org.mori4j.transport.TransportError;
+
+/**
+ * Striped transfers whose stripes run on two I/O threads at once (two lanes, two loops per backend): the stripes
+ * share their parent's outcome guard, so both land concurrently and the transfer completes byte-exact. A guard that
+ * admitted one landing section at a time made such a transfer never complete.
+ */
+class StripedTwoIoThreadsTest {
+  private static final long SIZE = 24L << 20;
+
+  private final Arena arena = Arena.ofShared();
+  private TcpBackend a;
+  private TcpBackend b;
+  private Object peerOfA;
+  private final List<Thread> drivers = new ArrayList<>();
+  private volatile boolean stop;
+
+  private static TcpSettings settings() {
+    // two lanes on two I/O threads; anything from 1 MiB up is striped
+    return new TcpSettings("127.0.0.1", 0, 2, 2, 1L << 20, 0, Duration.ofSeconds(10), Duration.ofSeconds(5), 1024, false, 4 << 20);
+  }
+
+  @BeforeEach
+  void start() {
+    a = new TcpBackend("A", settings(), null);
+    b = new TcpBackend("B", settings(), null);
+    a.start(BackendListener.NONE);
+    b.start(BackendListener.NONE);
+    for (TcpBackend t : List.of(a, b)) {
+      for (CompletionSource s : t.completionSources()) {
+        Thread d = new Thread(() -> {
+          while (!stop && !s.isClosed()) if (s.doWork() == 0) s.awaitWork(1_000_000L);
+        }, "driver-" + s.name());
+        d.setDaemon(true);
+        d.start();
+        drivers.add(d);
+      }
+    }
+    peerOfA = a.connect("B", b.acceptHandshake("A", a.handshakeRequest("B")));
+  }
+
+  @AfterEach
+  void close() throws InterruptedException {
+    a.close();
+    b.close();
+    stop = true;
+    for (Thread t : drivers) t.join(5000);
+    arena.close();
+  }
+
+  private static final class Op extends TransferOp {
+    final CountDownLatch done = new CountDownLatch(1);
+    volatile TransportError error;
+    volatile String message;
+
+    @Override
+    public void transferSucceeded() {
+      done.countDown();
+    }
+
+    @Override
+    public void transferFailed(TransportError e, String m) {
+      error = e;
+      message = m;
+      done.countDown();
+    }
+  }
+
+  private LocalRegion region(TcpBackend owner, long id) {
+    LocalRegion r = new LocalRegion(id, id * 7 + 1, arena.allocate(SIZE, 4096), false, -1);
+    owner.registerMemory(r);
+    return r;
+  }
+
+  private void move(byte kind, LocalRegion local, LocalRegion remote, long size) throws InterruptedException {
+    Op op = new Op();
+    op.initSingle(kind, local, 0, peerOfA, remote.id(), remote.accessKey(), remote.address(), 0, size, 7);
+    a.submit(op);
+    assertTrue(op.done.await(30, TimeUnit.SECONDS), (kind == TransferOp.WRITE ? "write" : "read") + " of " + size + " B did not end");
+    assertNull(op.error, () -> op.error + ": " + op.message);
+  }
+
+  @Test
+  void stripedWritesAndReadsOverTwoIoThreadsCompleteByteExact() throws InterruptedException {
+    assertEquals(2, a.completionSources().size(), "two I/O loops on the initiator");
+    LocalRegion src = region(a, 1), dst = region(b, 2), back = region(a, 3);
+    Random rnd = new Random(17);
+    byte[] bytes = new byte[(int) SIZE];
+    for (long size : new long[] {SIZE, 3L << 20, (5L << 20) + 123}) {
+      rnd.nextBytes(bytes);
+      MemorySegment.copy(bytes, 0, src.segment(), ValueLayout.JAVA_BYTE, 0, (int) size);
+      move(TransferOp.WRITE, src, dst, size);
+      assertEquals(-1, src.segment().asSlice(0, size).mismatch(dst.segment().asSlice(0, size)), "write of " + size + " B");
+      move(TransferOp.READ, back, dst, size);
+      assertEquals(-1, src.segment().asSlice(0, size).mismatch(back.segment().asSlice(0, size)), "read of " + size + " B");
+    }
+  }
+}
