@@ -8,13 +8,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.mori4j.transport.BackendListener;
-import org.mori4j.transport.CompletionSource;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
@@ -36,8 +33,7 @@ class GpuStagingPipelineTest {
   private TcpBackend a;
   private TcpBackend b;
   private Object peerOfA;
-  private final List<Thread> drivers = new ArrayList<>();
-  private volatile boolean stop;
+  private final LoopDrivers drivers = new LoopDrivers();
   private LocalRegion aCpu, aGpu, bCpu, bGpu;
 
   private static TcpSettings settings() {
@@ -52,8 +48,8 @@ class GpuStagingPipelineTest {
     b = new TcpBackend("B", settings(), stagingB);
     a.start(BackendListener.NONE);
     b.start(BackendListener.NONE);
-    drive(a);
-    drive(b);
+    drivers.drive(a);
+    drivers.drive(b);
     peerOfA = a.connect("B", b.acceptHandshake("A", a.handshakeRequest("B")));
     aCpu = region(a, 1, false);
     aGpu = region(a, 2, true);
@@ -68,54 +64,16 @@ class GpuStagingPipelineTest {
     return r;
   }
 
-  private void drive(TcpBackend backend) {
-    for (CompletionSource s : backend.completionSources()) {
-      Thread t = new Thread(() -> {
-        while (!stop && !s.isClosed()) {
-          if (s.doWork() == 0) s.awaitWork(1_000_000L);
-        }
-      }, "driver-" + s.name());
-      t.setDaemon(true);
-      t.start();
-      drivers.add(t);
-    }
-  }
-
   @AfterEach
   void close() throws InterruptedException {
     a.close();
     b.close();
-    stop = true;
-    for (Thread t : drivers) t.join(5000);
+    drivers.close();
     assertEquals(0, stagingA.openSlots.get(), "initiator staging buffers left open");
     assertEquals(0, stagingB.openSlots.get(), "target staging buffers left open");
     stagingA.shutdown();
     stagingB.shutdown();
     arena.close();
-  }
-
-  /** A transfer op that records its outcome. */
-  private static final class Op extends TransferOp {
-    final CountDownLatch done = new CountDownLatch(1);
-    volatile TransportError error;
-    volatile String message;
-
-    @Override
-    public void transferSucceeded() {
-      done.countDown();
-    }
-
-    @Override
-    public void transferFailed(TransportError e, String m) {
-      error = e;
-      message = m;
-      done.countDown();
-    }
-
-    Op await() throws InterruptedException {
-      assertTrue(done.await(30, TimeUnit.SECONDS), "transfer did not end");
-      return this;
-    }
   }
 
   private static MemorySegment mem(LocalRegion r) {
@@ -133,8 +91,8 @@ class GpuStagingPipelineTest {
     }
   }
 
-  private Op single(byte kind, LocalRegion local, long lo, LocalRegion remote, long ro, long size) throws InterruptedException {
-    Op op = new Op();
+  private RecordingOp single(byte kind, LocalRegion local, long lo, LocalRegion remote, long ro, long size) throws InterruptedException {
+    RecordingOp op = new RecordingOp();
     op.initSingle(kind, local, lo, peerOfA, remote.id(), remote.accessKey(), remote.address(), ro, size, 42);
     a.submit(op);
     return op.await();
@@ -155,11 +113,11 @@ class GpuStagingPipelineTest {
         long lo = 3, ro = 5;
         String what = (p[0].gpu() ? "gpu" : "cpu") + "->" + (p[1].gpu() ? "gpu" : "cpu") + " " + size + " B";
         fill(p[0], seed++);
-        Op w = single(TransferOp.WRITE, p[0], lo, p[1], ro, size);
+        RecordingOp w = single(TransferOp.WRITE, p[0], lo, p[1], ro, size);
         assertNull(w.error, what + " write: " + w.message);
         assertSame(p[0], lo, p[1], ro, size, what + " write");
         fill(p[1], seed++);
-        Op r = single(TransferOp.READ, p[0], lo, p[1], ro, size);
+        RecordingOp r = single(TransferOp.READ, p[0], lo, p[1], ro, size);
         assertNull(r.error, what + " read: " + r.message);
         assertSame(p[0], lo, p[1], ro, size, what + " read");
       }
@@ -178,7 +136,7 @@ class GpuStagingPipelineTest {
         fill(aCpu, kind * 31 + 2);
         fill(bGpu, kind * 31 + 3);
         fill(bCpu, kind * 31 + 4);
-        Op op = new Op();
+        RecordingOp op = new RecordingOp();
         op.initBatch(kind, p[0], lo.clone(), peerOfA, p[1].id(), p[1].accessKey(), p[1].address(), ro.clone(), sz.clone(), 7);
         a.submit(op);
         op.await();
@@ -191,10 +149,10 @@ class GpuStagingPipelineTest {
   @Test
   void pipelinedTransfersOnOneConnectionKeepTheirOrderAndBytes() throws InterruptedException {
     fill(aGpu, 99);
-    List<Op> ops = new ArrayList<>();
+    List<RecordingOp> ops = new ArrayList<>();
     long size = 300_000;
     for (int i = 0; i < 20; i++) {
-      Op op = new Op();
+      RecordingOp op = new RecordingOp();
       byte kind = i % 2 == 0 ? TransferOp.WRITE : TransferOp.READ;
       // writes go from aGpu to bGpu at even slots; reads bring bCpu's odd slots into aGpu's odd slots
       LocalRegion remote = kind == TransferOp.WRITE ? bGpu : bCpu;
@@ -202,8 +160,8 @@ class GpuStagingPipelineTest {
       ops.add(op);
     }
     fill(bCpu, 5);
-    for (Op op : ops) a.submit(op);
-    for (Op op : ops) assertNull(op.await().error, op.message);
+    for (RecordingOp op : ops) a.submit(op);
+    for (RecordingOp op : ops) assertNull(op.await().error, op.message);
     for (int i = 0; i < 20; i++) {
       if (i % 2 == 0) assertSame(aGpu, i * size, bGpu, i * size, size, "write " + i);
       else assertSame(aGpu, i * size, bCpu, i * size, size, "read " + i);
@@ -213,12 +171,12 @@ class GpuStagingPipelineTest {
   @Test
   void aFailedDeviceCopyOnTheTargetFailsThatWriteOnly() throws InterruptedException {
     stagingB.poisonAddress = bGpu.address() + 200_000;
-    Op bad = single(TransferOp.WRITE, aCpu, 0, bGpu, 0, 1 << 20);
+    RecordingOp bad = single(TransferOp.WRITE, aCpu, 0, bGpu, 0, 1 << 20);
     assertEquals(TransportError.GPU_OP, bad.error, bad.message);
     assertTrue(bad.message.contains("GPU copy to device 0 failed"), bad.message);
     stagingB.poisonAddress = -1;
     fill(aCpu, 3);
-    Op ok = single(TransferOp.WRITE, aCpu, 0, bGpu, 0, 1 << 20);
+    RecordingOp ok = single(TransferOp.WRITE, aCpu, 0, bGpu, 0, 1 << 20);
     assertNull(ok.error, ok.message);
     assertSame(aCpu, 0, bGpu, 0, 1 << 20, "write after a failed one");
   }
@@ -226,25 +184,25 @@ class GpuStagingPipelineTest {
   @Test
   void aFailedDeviceCopyOnTheInitiatorFailsThatReadOnly() throws InterruptedException {
     stagingA.poisonAddress = aGpu.address() + 100;
-    Op bad = single(TransferOp.READ, aGpu, 0, bCpu, 0, 1 << 20);
+    RecordingOp bad = single(TransferOp.READ, aGpu, 0, bCpu, 0, 1 << 20);
     assertEquals(TransportError.GPU_OP, bad.error, bad.message);
     stagingA.poisonAddress = -1;
     fill(bCpu, 4);
-    Op ok = single(TransferOp.READ, aGpu, 0, bCpu, 0, 1 << 20);
+    RecordingOp ok = single(TransferOp.READ, aGpu, 0, bCpu, 0, 1 << 20);
     assertNull(ok.error, ok.message);
     assertSame(aGpu, 0, bCpu, 0, 1 << 20, "read after a failed one");
   }
 
   @Test
   void targetChecksStillGuardGpuRegions() throws InterruptedException {
-    Op op = new Op();
+    RecordingOp op = new RecordingOp();
     op.initSingle(TransferOp.WRITE, aCpu, 0, peerOfA, bGpu.id(), bGpu.accessKey() + 1, bGpu.address(), 0, 4096, 1);
     a.submit(op);
     assertEquals(TransportError.NOT_FOUND, op.await().error);
-    Op out = single(TransferOp.READ, aGpu, 0, bGpu, SIZE - 10, 11);
+    RecordingOp out = single(TransferOp.READ, aGpu, 0, bGpu, SIZE - 10, 11);
     assertEquals(TransportError.INVALID_ARGS, out.error, out.message);
     bGpu.kill();
-    Op dead = single(TransferOp.WRITE, aGpu, 0, bGpu, 0, 100);
+    RecordingOp dead = single(TransferOp.WRITE, aGpu, 0, bGpu, 0, 100);
     assertEquals(TransportError.NOT_FOUND, dead.error, dead.message);
   }
 

@@ -6,19 +6,14 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.mori4j.transport.BackendListener;
-import org.mori4j.transport.CompletionSource;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.TransferOp;
-import org.mori4j.transport.TransportError;
 
 /**
  * Striped transfers whose stripes run on two I/O threads at once (two lanes, two loops per backend): the stripes
@@ -32,8 +27,7 @@ class StripedTwoIoThreadsTest {
   private TcpBackend a;
   private TcpBackend b;
   private Object peerOfA;
-  private final List<Thread> drivers = new ArrayList<>();
-  private volatile boolean stop;
+  private final LoopDrivers drivers = new LoopDrivers();
 
   private static TcpSettings settings() {
     // two lanes on two I/O threads; anything from 1 MiB up is striped
@@ -46,16 +40,8 @@ class StripedTwoIoThreadsTest {
     b = new TcpBackend("B", settings(), null);
     a.start(BackendListener.NONE);
     b.start(BackendListener.NONE);
-    for (TcpBackend t : List.of(a, b)) {
-      for (CompletionSource s : t.completionSources()) {
-        Thread d = new Thread(() -> {
-          while (!stop && !s.isClosed()) if (s.doWork() == 0) s.awaitWork(1_000_000L);
-        }, "driver-" + s.name());
-        d.setDaemon(true);
-        d.start();
-        drivers.add(d);
-      }
-    }
+    drivers.drive(a);
+    drivers.drive(b);
     peerOfA = a.connect("B", b.acceptHandshake("A", a.handshakeRequest("B")));
   }
 
@@ -63,27 +49,8 @@ class StripedTwoIoThreadsTest {
   void close() throws InterruptedException {
     a.close();
     b.close();
-    stop = true;
-    for (Thread t : drivers) t.join(5000);
+    drivers.close();
     arena.close();
-  }
-
-  private static final class Op extends TransferOp {
-    final CountDownLatch done = new CountDownLatch(1);
-    volatile TransportError error;
-    volatile String message;
-
-    @Override
-    public void transferSucceeded() {
-      done.countDown();
-    }
-
-    @Override
-    public void transferFailed(TransportError e, String m) {
-      error = e;
-      message = m;
-      done.countDown();
-    }
   }
 
   private LocalRegion region(TcpBackend owner, long id) {
@@ -93,7 +60,7 @@ class StripedTwoIoThreadsTest {
   }
 
   private void move(byte kind, LocalRegion local, LocalRegion remote, long size) throws InterruptedException {
-    Op op = new Op();
+    RecordingOp op = new RecordingOp();
     op.initSingle(kind, local, 0, peerOfA, remote.id(), remote.accessKey(), remote.address(), 0, size, 7);
     a.submit(op);
     assertTrue(op.done.await(30, TimeUnit.SECONDS), (kind == TransferOp.WRITE ? "write" : "read") + " of " + size + " B did not end");

@@ -15,14 +15,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mori4j.transport.BackendListener;
-import org.mori4j.transport.CompletionSource;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
@@ -47,8 +44,7 @@ class TlsDataPathTest {
   private final Arena arena = Arena.ofShared();
   private final List<TcpBackend> backends = new ArrayList<>();
   private final List<HostBackedDeviceStaging> stagings = new ArrayList<>();
-  private final List<Thread> drivers = new ArrayList<>();
-  private volatile boolean stop;
+  private final LoopDrivers drivers = new LoopDrivers();
 
   @BeforeAll
   static void keys() throws IOException {
@@ -65,16 +61,7 @@ class TlsDataPathTest {
     TcpBackend b = new TcpBackend(key, settings(tls), staging);
     b.start(BackendListener.NONE);
     backends.add(b);
-    for (CompletionSource s : b.completionSources()) {
-      Thread t = new Thread(() -> {
-        while (!stop && !s.isClosed()) {
-          if (s.doWork() == 0) s.awaitWork(1_000_000L);
-        }
-      }, "driver-" + s.name());
-      t.setDaemon(true);
-      t.start();
-      drivers.add(t);
-    }
+    drivers.drive(b);
     return b;
   }
 
@@ -85,8 +72,7 @@ class TlsDataPathTest {
   @AfterEach
   void close() throws InterruptedException {
     for (TcpBackend b : backends) b.close();
-    stop = true;
-    for (Thread t : drivers) t.join(5000);
+    drivers.close();
     for (HostBackedDeviceStaging s : stagings) {
       assertEquals(0, s.openSlots.get(), "staging buffers left open");
       s.shutdown();
@@ -99,30 +85,6 @@ class TlsDataPathTest {
     LocalRegion r = gpu ? LocalRegion.gpu(id, id * 7 + 1, s.address(), SIZE, 0) : new LocalRegion(id, id * 7 + 1, s, false, -1);
     owner.registerMemory(r);
     return r;
-  }
-
-  /** A transfer op that records its outcome. */
-  private static final class Op extends TransferOp {
-    final CountDownLatch done = new CountDownLatch(1);
-    volatile TransportError error;
-    volatile String message;
-
-    @Override
-    public void transferSucceeded() {
-      done.countDown();
-    }
-
-    @Override
-    public void transferFailed(TransportError e, String m) {
-      error = e;
-      message = m;
-      done.countDown();
-    }
-
-    Op await() throws InterruptedException {
-      assertTrue(done.await(30, TimeUnit.SECONDS), "transfer did not end");
-      return this;
-    }
   }
 
   private static MemorySegment mem(LocalRegion r) {
@@ -144,8 +106,8 @@ class TlsDataPathTest {
     assertEquals(-1, mismatch, what + ": first differing byte at " + mismatch);
   }
 
-  private static Op submit(TcpBackend a, Object peer, byte kind, LocalRegion local, long lo, LocalRegion remote, long ro, long size) {
-    Op op = new Op();
+  private static RecordingOp submit(TcpBackend a, Object peer, byte kind, LocalRegion local, long lo, LocalRegion remote, long ro, long size) {
+    RecordingOp op = new RecordingOp();
     op.initSingle(kind, local, lo, peer, remote.id(), remote.accessKey(), remote.address(), ro, size, 42);
     op.notifyTarget(true);
     a.submit(op);
@@ -166,11 +128,11 @@ class TlsDataPathTest {
       for (long size : sizes) {
         String what = (p[0].gpu() ? "gpu" : "cpu") + "->" + (p[1].gpu() ? "gpu" : "cpu") + " " + size + " B";
         fill(p[0], seed++);
-        Op w = submit(a, peer, TransferOp.WRITE, p[0], 3, p[1], 5, size).await();
+        RecordingOp w = submit(a, peer, TransferOp.WRITE, p[0], 3, p[1], 5, size).await();
         assertNull(w.error, what + " write: " + w.message);
         assertSame(p[0], 3, p[1], 5, size, what + " write");
         fill(p[1], seed++);
-        Op r = submit(a, peer, TransferOp.READ, p[0], 3, p[1], 5, size).await();
+        RecordingOp r = submit(a, peer, TransferOp.READ, p[0], 3, p[1], 5, size).await();
         assertNull(r.error, what + " read: " + r.message);
         assertSame(p[0], 3, p[1], 5, size, what + " read");
       }
@@ -185,7 +147,7 @@ class TlsDataPathTest {
       for (byte kind : new byte[] {TransferOp.WRITE, TransferOp.READ}) {
         fill(p[0], seed++);
         fill(p[1], seed++);
-        Op op = new Op();
+        RecordingOp op = new RecordingOp();
         op.initBatch(kind, p[0], lo.clone(), peer, p[1].id(), p[1].accessKey(), p[1].address(), ro.clone(), sz.clone(), 7);
         a.submit(op);
         assertNull(op.await().error, op.message);
@@ -196,16 +158,16 @@ class TlsDataPathTest {
     // a burst of small writes (inline, packed several to a write) and reads, all in flight at once
     fill(aCpu, seed++);
     fill(bCpu, seed++);
-    List<Op> burst = new ArrayList<>();
+    List<RecordingOp> burst = new ArrayList<>();
     for (int i = 0; i < 200; i++) {
       boolean write = i % 2 == 0;
       burst.add(submit(a, peer, write ? TransferOp.WRITE : TransferOp.READ, aCpu, i * 4096L, bCpu, (1L << 20) + i * 4096L, 4096));
     }
-    for (Op op : burst) assertNull(op.await().error, op.message);
+    for (RecordingOp op : burst) assertNull(op.await().error, op.message);
     for (int i = 0; i < 200; i++) assertSame(aCpu, i * 4096L, bCpu, (1L << 20) + i * 4096L, 4096, "burst op " + i);
 
     // the target's checks still apply inside TLS, and a refusal's message comes back through it
-    Op forged = new Op();
+    RecordingOp forged = new RecordingOp();
     forged.initSingle(TransferOp.WRITE, aCpu, 0, peer, bCpu.id(), bCpu.accessKey() + 1, bCpu.address(), 0, 4096, 1);
     a.submit(forged);
     assertEquals(TransportError.NOT_FOUND, forged.await().error, forged.message);

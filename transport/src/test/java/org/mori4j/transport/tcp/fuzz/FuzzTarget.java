@@ -21,16 +21,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.mori4j.transport.BackendListener;
-import org.mori4j.transport.CompletionSource;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.TransferOp;
-import org.mori4j.transport.TransportError;
+import org.mori4j.transport.tcp.LoopDrivers;
+import org.mori4j.transport.tcp.RecordingOp;
 import org.mori4j.transport.tcp.TcpBackend;
 import org.mori4j.transport.tcp.TcpSettings;
 import org.slf4j.LoggerFactory;
@@ -72,6 +71,7 @@ final class FuzzTarget implements AutoCloseable {
   private final Object goodPeer;
   private final LocalRegion goodOut, goodBack;
   private final List<Thread> threads = new ArrayList<>();
+  private final LoopDrivers drivers = new LoopDrivers();
   private volatile boolean stop;
   final AtomicLong goodRounds = new AtomicLong();
   final AtomicReference<String> goodError = new AtomicReference<>();
@@ -107,13 +107,13 @@ final class FuzzTarget implements AutoCloseable {
     target = new TcpBackend("target", new TcpSettings("127.0.0.1", 0, 1, 1, 4L << 20, 0, PEER_TIMEOUT, helloTimeout,
         1024, false, 64 * 1024));
     target.start(BackendListener.NONE);
-    drive(target);
+    drivers.drive(target);
     for (LocalRegion r : List.of(open, sealed, readOnly, served)) target.registerMemory(r);
 
     good = new TcpBackend("good", new TcpSettings("127.0.0.1", 0, 2, 1, 4L << 20, 0, Duration.ofSeconds(10),
         Duration.ofSeconds(5), 1024, false, 64 * 1024));
     good.start(BackendListener.NONE);
-    drive(good);
+    drivers.drive(good);
     goodOut = new LocalRegion(1, 1, arena.allocate(SERVED_SIZE, 4096), false, -1);
     goodBack = new LocalRegion(2, 2, arena.allocate(SERVED_SIZE, 4096), false, -1);
     good.registerMemory(goodOut);
@@ -158,35 +158,6 @@ final class FuzzTarget implements AutoCloseable {
     return c;
   }
 
-  private void drive(TcpBackend backend) {
-    for (CompletionSource s : backend.completionSources()) {
-      Thread t = new Thread(() -> {
-        while (!s.isClosed()) if (s.doWork() == 0) s.awaitWork(1_000_000L);
-      }, "driver-" + s.name());
-      t.setDaemon(true);
-      t.start();
-      threads.add(t);
-    }
-  }
-
-  private static final class Op extends TransferOp {
-    final CountDownLatch done = new CountDownLatch(1);
-    volatile TransportError error;
-    volatile String message;
-
-    @Override
-    public void transferSucceeded() {
-      done.countDown();
-    }
-
-    @Override
-    public void transferFailed(TransportError e, String m) {
-      error = e;
-      message = m;
-      done.countDown();
-    }
-  }
-
   /** One write of a random block into {@code served} and its read back, checked; null if all went well, else why. */
   private String goodRound(SplittableRandom rnd, int timeoutSeconds) throws InterruptedException {
     long len = 1 + rnd.nextLong(64 * 1024);
@@ -194,7 +165,7 @@ final class FuzzTarget implements AutoCloseable {
     MemorySegment out = goodOut.segment().asSlice(off, len);
     fill(out, rnd);
     for (byte kind : new byte[] {TransferOp.WRITE, TransferOp.READ}) {
-      Op op = new Op();
+      RecordingOp op = new RecordingOp();
       LocalRegion local = kind == TransferOp.WRITE ? goodOut : goodBack;
       op.initSingle(kind, local, off, goodPeer, SERVED_ID, served.accessKey(), served.address(), off, len, rnd.nextLong());
       good.submit(op);
@@ -304,6 +275,7 @@ final class FuzzTarget implements AutoCloseable {
     good.close();
     target.close();
     for (Thread t : threads) t.join(5000);
+    drivers.close();
     targetLog.detachAppender(logged);
     arena.close();
   }
