@@ -6,9 +6,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.pekko.actor.ExtendedActorSystem;
 import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.actor.typed.ActorRefResolver;
-import org.apache.pekko.actor.typed.javadsl.Adapter;
-import org.apache.pekko.serialization.SerializerWithStringManifest;
 import org.mori4j.io.BackendType;
 import org.mori4j.io.EngineDesc;
 import org.mori4j.io.IoEngineProtocol;
@@ -19,27 +16,19 @@ import org.mori4j.io.MemoryDesc;
  * handshakes) and for the descriptors inside them. It reuses the descriptors' versioned, length-checked
  * format; anything malformed is rejected with an exception, so a bad frame is dropped, never half-read.
  */
-public final class ControlMessageSerializer extends SerializerWithStringManifest {
+public final class ControlMessageSerializer extends ResolvingSerializer {
   private static final String ENGINE_DESC = "E", MEMORY_DESC = "M", GET_DESC = "G", LOOKUP = "L", LOOKUP_REPLY = "R",
       HANDSHAKE = "H", HANDSHAKE_REPLY = "h", XGMI_CONFIRM = "XC", XGMI_CONFIRM_REPLY = "Xc", XGMI_REVOKE = "XR", XGMI_REVOKED = "Xr",
       XGMI_IMPORTER_CLOSED = "XI";
 
-  private final ExtendedActorSystem system;
-  private volatile ActorRefResolver resolver;
 
   public ControlMessageSerializer(ExtendedActorSystem system) {
-    this.system = system;
+    super(system);
   }
 
   @Override
   public int identifier() {
     return 4242;
-  }
-
-  private ActorRefResolver resolver() {
-    ActorRefResolver r = resolver;
-    if (r == null) resolver = r = ActorRefResolver.get(Adapter.toTyped(system));
-    return r;
   }
 
   @Override

@@ -4,33 +4,23 @@ import java.io.NotSerializableException;
 import java.nio.ByteBuffer;
 import org.apache.pekko.actor.ExtendedActorSystem;
 import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.actor.typed.ActorRefResolver;
-import org.apache.pekko.actor.typed.javadsl.Adapter;
-import org.apache.pekko.serialization.SerializerWithStringManifest;
 import org.mori4j.io.internal.DescriptorCodec;
+import org.mori4j.io.internal.ResolvingSerializer;
 
 /**
  * Binary serializer of {@link KvProtocol}'s network messages, in the descriptors' length-checked format; a
  * malformed frame is refused whole.
  */
-public final class KvMessageSerializer extends SerializerWithStringManifest {
+public final class KvMessageSerializer extends ResolvingSerializer {
   private static final String LANDED = "KL", ABORTED = "KA", DESCRIBE = "KD", DESCRIPTION = "Kd";
-  private final ExtendedActorSystem system;
-  private volatile ActorRefResolver resolver;
 
   public KvMessageSerializer(ExtendedActorSystem system) {
-    this.system = system;
+    super(system);
   }
 
   @Override
   public int identifier() {
     return 4243;
-  }
-
-  private ActorRefResolver resolver() {
-    ActorRefResolver r = resolver;
-    if (r == null) resolver = r = ActorRefResolver.get(Adapter.toTyped(system));
-    return r;
   }
 
   @Override
