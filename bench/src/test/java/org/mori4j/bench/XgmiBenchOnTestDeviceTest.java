@@ -3,12 +3,10 @@ package org.mori4j.bench;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.typesafe.config.ConfigFactory;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.mori4j.natives.gpu.GpuRuntimes;
 import org.mori4j.transport.xgmi.HostBackedGpuRuntime;
 
 /**
@@ -25,18 +23,12 @@ class XgmiBenchOnTestDeviceTest {
 
   @BeforeAll
   static void useTheTestDevice() {
-    device = new HostBackedGpuRuntime(2, 0);
-    GpuRuntimes.register(MODE, device);
-    System.setProperty("mori4j.gpu.runtime", MODE);
-    ConfigFactory.invalidateCaches();
+    device = TestGpuDevice.select(MODE);
   }
 
   @AfterAll
   static void forgetTheTestDevice() {
-    System.clearProperty("mori4j.gpu.runtime");
-    ConfigFactory.invalidateCaches();
-    GpuRuntimes.register(MODE, null);
-    device.shutdown();
+    TestGpuDevice.forget(MODE, device);
   }
 
   @Test

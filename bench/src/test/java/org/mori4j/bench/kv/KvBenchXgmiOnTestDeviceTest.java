@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.typesafe.config.ConfigFactory;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -15,7 +14,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mori4j.bench.Mori4jCommand;
-import org.mori4j.natives.gpu.GpuRuntimes;
+import org.mori4j.bench.TestGpuDevice;
 import org.mori4j.transport.xgmi.HostBackedGpuRuntime;
 
 /**
@@ -31,18 +30,12 @@ class KvBenchXgmiOnTestDeviceTest {
 
   @BeforeAll
   static void useTheTestDevice() {
-    device = new HostBackedGpuRuntime(2, 0);
-    GpuRuntimes.register(MODE, device);
-    System.setProperty("mori4j.gpu.runtime", MODE);
-    ConfigFactory.invalidateCaches();
+    device = TestGpuDevice.select(MODE);
   }
 
   @AfterAll
   static void forgetTheTestDevice() {
-    System.clearProperty("mori4j.gpu.runtime");
-    ConfigFactory.invalidateCaches();
-    GpuRuntimes.register(MODE, null);
-    device.shutdown();
+    TestGpuDevice.forget(MODE, device);
   }
 
   @Test
