@@ -35,4 +35,14 @@ class GatherKernelCompileTest {
     assertTrue(java.util.regex.Pattern.compile("ld(\\.global)?(\\.nc)?\\.v(2\\.u64|4\\.u32)").matcher(ptx).find(), "no 128-bit load");
     assertTrue(java.util.regex.Pattern.compile("st(\\.global)?\\.v(2\\.u64|4\\.u32)").matcher(ptx).find(), "no 128-bit store");
   }
+
+  @Test
+  void eachThreadHasUnrollLoadsInFlightBeforeItsFirstStore() {
+    String ptx = new String(Nvrtc.compile(GatherKernel.SOURCE, "mori4j_xgmi_gather.cu", "-arch=compute_90"), StandardCharsets.US_ASCII);
+    var vector = java.util.regex.Pattern.compile("(ld|st)(\\.global)?(\\.nc)?\\.v(2\\.u64|4\\.u32)");
+    var m = vector.matcher(ptx);
+    int loadsBeforeFirstStore = 0;
+    while (m.find() && m.group(1).equals("ld")) loadsBeforeFirstStore++;
+    assertEquals(GatherKernel.UNROLL, loadsBeforeFirstStore, "128-bit loads issued before the first 128-bit store");
+  }
 }

@@ -16,49 +16,31 @@ import org.mori4j.natives.gpu.KernelArgs;
 import org.mori4j.natives.gpu.PinnedBuffer;
 
 /**
- * A measuring tool for the batch kernel, run by hand on a GPU machine (not a test): where the time of one
- * batch goes between the block table's upload, the launch call and the kernel itself, for the backend's
- * kernel and for candidate variants, on one device with blocks in reversed every-other-slot order (what
- * {@code bench --block-order reversed} sends). GPU time comes from timing events around the work; every
- * variant's result is checked byte for byte once before it is timed.
+ * A measuring tool for the batch kernel, run by hand on a GPU machine (not a test): for each batch shape (blocks
+ * in reversed every-other-slot order, what {@code bench --block-order reversed} sends), the backend's kernel
+ * with its own geometry, the first version of the kernel (a CTA per block, one 16-byte load in flight per
+ * thread) and, as the ceiling, one contiguous {@code cuMemcpyDtoDAsync} of the same bytes on the same device.
+ * GPU time comes from timing events around the work; wall time is issue to {@code synchronize}; every kernel's
+ * result is checked byte for byte once before it is timed.
  *
  * <p>{@code bash .device/run.sh org.mori4j.transport.xgmi.GatherKernelProbe [device] [iters]}
  */
 public final class GatherKernelProbe {
-  /** A warp per block (lanes take 16 bytes each, four loads in flight before the stores); grid y splits big blocks. */
-  static final String WARP_SOURCE = """
+  /** The first kernel's vector loop (a CTA per block, one 16-byte load per thread per step; the shapes here are 16-byte aligned). */
+  static final String CTA_SOURCE = """
       typedef unsigned long long u64;
       struct __align__(16) v16 { u64 lo, hi; };
-      extern "C" __global__ void probe_warp(const u64* __restrict__ table, unsigned int n, u64 srcBase, u64 dstBase, u64 sameSize) {
-        const unsigned lane = threadIdx.x & 31;
-        const u64 warps = (u64) gridDim.x * (blockDim.x >> 5);
-        const u64 stride = (u64) gridDim.y * 32;
-        for (u64 i = (u64) blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); i < n; i += warps) {
-          u64 v = 0;
-          if (lane < (sameSize != 0 ? 2 : 3)) v = table[lane * (u64) n + i];
-          const unsigned char* s = (const unsigned char*) (srcBase + __shfl_sync(0xffffffffu, v, 0));
-          unsigned char* d = (unsigned char*) (dstBase + __shfl_sync(0xffffffffu, v, 1));
-          const u64 len = sameSize != 0 ? sameSize : __shfl_sync(0xffffffffu, v, 2);
-          const u64 first = (u64) blockIdx.y * 32 + lane;
-          const u64 mis = (u64) s & 15;
-          if (mis == ((u64) d & 15)) {
-            u64 head = mis == 0 ? 0 : 16 - mis;
-            if (head > len) head = len;
-            if (blockIdx.y == 0 && lane < head) d[lane] = s[lane];
-            const u64 body = (len - head) >> 4;
-            const v16* s4 = (const v16*) (s + head);
-            v16* d4 = (v16*) (d + head);
-            u64 k = first;
-            for (; k + 3 * stride < body; k += 4 * stride) {
-              v16 a = s4[k], b = s4[k + stride], c = s4[k + 2 * stride], e = s4[k + 3 * stride];
-              d4[k] = a; d4[k + stride] = b; d4[k + 2 * stride] = c; d4[k + 3 * stride] = e;
-            }
-            for (; k < body; k += stride) d4[k] = s4[k];
-            const u64 tail = head + (body << 4);
-            if (blockIdx.y == 0 && lane < len - tail) d[tail + lane] = s[tail + lane];
-          } else {
-            for (u64 k = first; k < len; k += stride) d[k] = s[k];
-          }
+      extern "C" __global__ void probe_cta(const u64* __restrict__ table, unsigned int n, u64 srcBase, u64 dstBase, u64 sameSize) {
+        const u64 stride = (u64) gridDim.y * blockDim.x;
+        for (unsigned int i = blockIdx.x; i < n; i += gridDim.x) {
+          const unsigned char* s = (const unsigned char*) (srcBase + table[i]);
+          unsigned char* d = (unsigned char*) (dstBase + table[n + i]);
+          const u64 len = sameSize != 0 ? sameSize : table[2ull * n + i];
+          const u64 first = (u64) blockIdx.y * blockDim.x + threadIdx.x;
+          const u64 body = len >> 4;
+          const v16* s4 = (const v16*) s;
+          v16* d4 = (v16*) d;
+          for (u64 k = first; k < body; k += stride) d4[k] = s4[k];
         }
       }
       """;
@@ -77,12 +59,10 @@ public final class GatherKernelProbe {
         gpu.multiprocessorCount(device));
     int sms = gpu.multiprocessorCount(device);
     try (GpuStream stream = gpu.createStream(device); GatherKernel kernel = new GatherKernel(gpu);
-         GpuModule warpModule = gpu.loadModule(device, gpu.compile(device, WARP_SOURCE, "probe_warp.cu"));
-         GpuModule ctaModule = gpu.loadModule(device, GatherKernel.image(gpu, device));
+         GpuModule ctaModule = gpu.loadModule(device, gpu.compile(device, CTA_SOURCE, "probe_cta.cu"));
          GpuEvent e0 = gpu.createEvent(device, true); GpuEvent e1 = gpu.createEvent(device, true)) {
-      GpuModule.GpuFunction warp = warpModule.function("probe_warp");
-      GpuModule.GpuFunction cta = ctaModule.function(GatherKernel.NAME);
-      for (Shape shape : new Shape[] {new Shape(4096, 4096), new Shape(32768, 4096), new Shape(1024, 16384), new Shape(64, 256 << 10), new Shape(8, 4 << 20)}) {
+      GpuModule.GpuFunction cta = ctaModule.function("probe_cta");
+      for (Shape shape : new Shape[] {new Shape(4096, 4096), new Shape(1024, 16384), new Shape(32768, 4096), new Shape(64, 256 << 10), new Shape(8, 4 << 20)}) {
         int n = shape.blocks();
         long bs = shape.blockSize();
         long bytes = 2L * n * bs;
@@ -93,41 +73,41 @@ public final class GatherKernelProbe {
             long slot = (long) (n - 1 - i) * 2 * bs;
             host.segment().setAtIndex(ValueLayout.JAVA_LONG, i, slot);
             host.segment().setAtIndex(ValueLayout.JAVA_LONG, n + i, slot);
-            host.segment().setAtIndex(ValueLayout.JAVA_LONG, 2L * n + i, bs);
           }
-          long tableBytes = 24L * n;
+          long tableBytes = 16L * n;
           gpu.copyHostToDevice(table.address(), host.segment(), tableBytes);
-          long maxWarpCtas = (long) sms * 8;
-          int warpX = (int) Math.min((n + 7) / 8, maxWarpCtas);
-          int warpY = (int) Math.max(1, Math.min((bs + (16 << 10) - 1) / (16 << 10), Math.max(1, maxWarpCtas * 8 / n)));
-          int ctaBig = Math.min(n, 65535);
+          Dim3 grid = GatherKernel.grid(sms, n, bs);
+          int ctaX = (int) Math.min(n, (long) sms * 16);
+          int ctaY = (int) Math.max(1, Math.min((bs + (64 << 10) - 1) / (64 << 10), Math.max(1, (long) sms * 16 / ctaX)));
           System.out.printf(Locale.ROOT, "%n%d blocks x %d B reversed, %d MiB in all%n", n, bs, (n * bs) >> 20);
-          row(gpu, "backend kernel, backend geometry", stream, e0, e1, src, dst, bytes, bs, n, iters, t -> kernel.launch(stream, t, n, src.address(), dst.address(), bs, bs), table, host, tableBytes);
-          row(gpu, "backend kernel, a CTA per block", stream, e0, e1, src, dst, bytes, bs, n, iters,
-              t -> gpu.launch(cta, new Dim3(ctaBig, 1, 1), Dim3.of(256), 0, stream, KernelArgs.of().pointer(t).i32(n).pointer(src.address()).pointer(dst.address()).i64(0)), table, host, tableBytes);
-          row(gpu, "warp per block " + warpX + "x" + warpY, stream, e0, e1, src, dst, bytes, bs, n, iters,
-              t -> gpu.launch(warp, new Dim3(warpX, warpY, 1), Dim3.of(256), 0, stream, KernelArgs.of().pointer(t).i32(n).pointer(src.address()).pointer(dst.address()).i64(bs)), table, host, tableBytes);
-          // the table read by the kernel straight from pinned host memory (unified addressing): no upload copy
-          long hostTable = host.segment().address();
-          row(gpu, "warp per block, table read from host", stream, e0, e1, src, dst, bytes, bs, n, iters,
-              t -> gpu.launch(warp, new Dim3(warpX, warpY, 1), Dim3.of(256), 0, stream, KernelArgs.of().pointer(hostTable).i32(n).pointer(src.address()).pointer(dst.address()).i64(bs)), table, null, tableBytes);
-          long[] offsets = new long[n], sizes = new long[n];
-          for (int i = 0; i < n; i++) {
-            offsets[i] = (long) (n - 1 - i) * 2 * bs;
-            sizes[i] = bs;
-          }
-          long[] fill = new long[iters];
-          for (int it = 0; it < iters; it++) {
-            long t0 = System.nanoTime();
-            MemorySegment.copy(offsets, 0, host.segment(), ValueLayout.JAVA_LONG, 0, n);
-            MemorySegment.copy(offsets, 0, host.segment(), ValueLayout.JAVA_LONG, 8L * n, n);
-            MemorySegment.copy(sizes, 0, host.segment(), ValueLayout.JAVA_LONG, 16L * n, n);
-            fill[it] = System.nanoTime() - t0;
-          }
-          System.out.printf(Locale.ROOT, "  host: copying the %d-entry table from arrays p50 %.1f us%n", n, p50(fill) / 1e3);
+          row(gpu, "backend kernel " + grid.x() + "x" + grid.y(), stream, e0, e1, src, dst, bytes, bs, n, iters,
+              t -> kernel.launch(stream, t, n, src.address(), dst.address(), bs, bs), table, host, tableBytes);
+          row(gpu, "first kernel (CTA per block) " + ctaX + "x" + ctaY, stream, e0, e1, src, dst, bytes, bs, n, iters,
+              t -> gpu.launch(cta, new Dim3(ctaX, ctaY, 1), Dim3.of(256), 0, stream, KernelArgs.of().pointer(t).i32(n).pointer(src.address()).pointer(dst.address()).i64(bs)),
+              table, host, tableBytes);
+          rawCopy(gpu, stream, e0, e1, src, dst, (long) n * bs, iters);
         }
       }
     }
+  }
+
+  /** One contiguous device-to-device copy of the batch's bytes: what the kernel would ideally match. */
+  private static void rawCopy(GpuRuntime gpu, GpuStream stream, GpuEvent e0, GpuEvent e1, DeviceBuffer src, DeviceBuffer dst, long moved, int iters) {
+    for (int w = 0; w < 20; w++) gpu.copyDeviceToDeviceAsync(dst.address(), src.address(), moved, stream);
+    stream.synchronize();
+    long[] wall = new long[iters];
+    float[] gpuUs = new float[iters];
+    for (int it = 0; it < iters; it++) {
+      long t0 = System.nanoTime();
+      e0.record(stream);
+      gpu.copyDeviceToDeviceAsync(dst.address(), src.address(), moved, stream);
+      e1.record(stream);
+      e1.synchronize();
+      wall[it] = System.nanoTime() - t0;
+      gpuUs[it] = e1.elapsedMillisSince(e0) * 1000f;
+    }
+    System.out.printf(Locale.ROOT, "  %-40s     | contiguous copy:    wall p50 %7.1f us (%6.1f GB/s), gpu p50 %7.1f us (%6.1f GB/s)%n",
+        "raw cuMemcpyDtoDAsync, same bytes", p50(wall) / 1e3, moved / p50(wall), p50(gpuUs), moved / (p50(gpuUs) * 1e3));
   }
 
   private static void row(GpuRuntime gpu, String name, GpuStream stream, GpuEvent e0, GpuEvent e1, DeviceBuffer src, DeviceBuffer dst, long bytes,

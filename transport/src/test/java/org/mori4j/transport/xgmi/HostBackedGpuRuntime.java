@@ -348,7 +348,7 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
 
       @Override
       public GpuFunction function(String name) {
-        if (!source.contains("__global__ void " + name + "(")) throw fail("cuModuleGetFunction", "no kernel " + name);
+        if (!java.util.regex.Pattern.compile("__global__ void (__launch_bounds__\\(\\d+\\) )?" + java.util.regex.Pattern.quote(name) + "\\(").matcher(source).find()) throw fail("cuModuleGetFunction", "no kernel " + name);
         return new GpuFunction(name, device, id);
       }
 
