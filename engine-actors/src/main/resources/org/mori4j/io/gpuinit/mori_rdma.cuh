@@ -1,0 +1,598 @@
+// mori4j GPU-initiated RDMA device library: the kernel side of an onGpu RdmaEndpoint (MORI's device
+// functions PostWrite, UpdateSendDbrRecord, RingDoorbell, PollCq, UpdateCqDbrRecord and the rest), compiled at
+// run time with the kernel (NVRTC on NVIDIA, hiprtc on AMD). GpuInitiatedKernels puts this file in front of
+// the kernel's source, so the library inlines into the kernel; a kernel may also say
+// #include "mori_rdma.cuh" (GpuInitiatedKernels replaces that line; the include guard makes a second copy a
+// no-op, which is how mori_shmem.cuh reuses it).
+//
+// What a kernel gets: a MoriRdmaEndpoint* (RdmaEndpoint.address() on the host), the address and lkey of its
+// own registered buffers and the address and rkey of the peer's (RdmaMemoryRegion). The endpoint's block
+// (control block, send queue, completion queue, receive queue, atomic result cells) lives in pinned host
+// memory that the GPU reads and writes directly. Nothing here talks to a NIC: the engine's host proxy polls
+// the doorbell, executes the work requests and writes the completions. The queue protocol is the one a NIC
+// would see; only the executor differs.
+//
+// Protocol (engine-actors/README.md, "GPU-initiated transfers", has the full table):
+//   post: i = atomicAdd(sqPostIdx, n); wait while i + n - sqRetired > sqDepth (never overwrite a WQE the
+//         proxy has not retired); write the WQEs; publish them: wait until sqDbrRecord == i, system fence,
+//         sqDbrRecord = i + n (so sqDbrRecord only ever covers WQEs that are completely written).
+//   ring: system fence, atomicMax(sqDoorbell, upTo). The proxy executes [done, min(sqDoorbell, sqDbrRecord)).
+//   poll: the CQE at cqPollIdx is valid when its owner word equals cqPollIdx + 1 (the proxy stores owner
+//         last); the kernel gives consumed CQEs back with UpdateCqDbrRecord, or the proxy stops at a full CQ.
+//
+// Memory ordering: every word the proxy writes is read with a volatile load and, once the awaited value is
+// seen, a system-scope fence orders the loads that follow after it. WQE bytes are ordinary stores followed
+// by __threadfence_system() before the store that publishes them.
+//
+// Waits (queue space, publication order, retirement, completions) give up after the endpoint's
+// waitTimeoutNs (mori4j.gpu-initiated.wait-timeout; 0 = never) and trap with a printf naming the endpoint's
+// qpn, the wait and the indices involved, so a dead proxy or a forgotten doorbell fails the kernel's stream
+// instead of spinning for ever.
+#ifndef MORI_RDMA_CUH
+#define MORI_RDMA_CUH
+
+#if defined(__HIPCC__) || defined(__HIPCC_RTC__) || defined(__HIP_PLATFORM_AMD__)
+#define MORI_RDMA_HIP 1
+#endif
+
+// NVRTC and hiprtc have no <stdint.h>. The same typedefs as mori_shmem.cuh (glibc's LP64 types; a repeated
+// identical typedef is legal C++), skipped when the kernel brings its own <cstdint>.
+#if !defined(MORI_RDMA_NO_STDINT_TYPEDEFS) && !defined(MORI_SHMEM_NO_STDINT_TYPEDEFS) && \
+    (defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__))
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long int64_t;
+typedef unsigned long uint64_t;
+typedef unsigned long uintptr_t;
+#endif
+
+#define MORI_RDMA_DEVICE __device__ __forceinline__
+#if defined(MORI_RDMA_HIP)
+#define MORI_RDMA_SYNCWARP() __builtin_amdgcn_wave_barrier()
+#define MORI_RDMA_SHFL0(v) __shfl((v), 0)
+#else
+#define MORI_RDMA_SYNCWARP() __syncwarp()
+#define MORI_RDMA_SHFL0(v) __shfl_sync(0xffffffffu, (v), 0)
+#endif
+
+// ---- layout begin: plain C from here to 'layout end' (GpuQueueLayoutHeaderTest compiles this part with gcc) ----
+
+// Control block identity (GpuQueueLayout.MAGIC / VERSION on the host).
+#define MORI_RDMA_MAGIC 0x5045524Du
+#define MORI_RDMA_VERSION 1u
+
+// Send opcodes (ibv_wr_opcode values).
+#define MORI_RDMA_OP_RDMA_WRITE 0
+#define MORI_RDMA_OP_RDMA_WRITE_WITH_IMM 1
+#define MORI_RDMA_OP_SEND 2
+#define MORI_RDMA_OP_RDMA_READ 4
+#define MORI_RDMA_OP_ATOMIC_CMP_AND_SWP 5
+#define MORI_RDMA_OP_ATOMIC_FETCH_AND_ADD 6
+
+// Send flags (ibv_send_flags values). SOLICITED and INLINE are accepted and ignored by the proxy.
+#define MORI_RDMA_FLAG_FENCE 1u
+#define MORI_RDMA_FLAG_SIGNALED 2u
+#define MORI_RDMA_FLAG_SOLICITED 4u
+#define MORI_RDMA_FLAG_INLINE 8u
+
+// Completion status (ibv_wc_status values).
+#define MORI_RDMA_WC_SUCCESS 0
+#define MORI_RDMA_WC_LOC_LEN_ERR 1
+#define MORI_RDMA_WC_LOC_PROT_ERR 4
+#define MORI_RDMA_WC_WR_FLUSH_ERR 5
+#define MORI_RDMA_WC_REM_INV_REQ_ERR 9
+#define MORI_RDMA_WC_REM_ACCESS_ERR 10
+#define MORI_RDMA_WC_REM_OP_ERR 11
+#define MORI_RDMA_WC_RETRY_EXC_ERR 12
+#define MORI_RDMA_WC_RNR_RETRY_EXC_ERR 13
+#define MORI_RDMA_WC_GENERAL_ERR 21
+
+// Completion opcodes (ibv_wc_opcode values).
+#define MORI_RDMA_WC_OP_SEND 0
+#define MORI_RDMA_WC_OP_RDMA_WRITE 1
+#define MORI_RDMA_WC_OP_RDMA_READ 2
+#define MORI_RDMA_WC_OP_COMP_SWAP 3
+#define MORI_RDMA_WC_OP_FETCH_ADD 4
+#define MORI_RDMA_WC_OP_RECV 128
+#define MORI_RDMA_WC_OP_RECV_RDMA_WITH_IMM 129
+
+// CQE flags bit 0: the completion carries an immediate.
+#define MORI_RDMA_CQE_FLAG_HAS_IMM 1u
+
+// Endpoint state (written by the proxy).
+#define MORI_RDMA_STATE_RESET 0u
+#define MORI_RDMA_STATE_RTS 1u
+#define MORI_RDMA_STATE_ERROR 2u
+
+// The structs below are the byte layout of GpuQueueLayout (host side); GpuQueueLayoutHeaderTest compiles
+// them with gcc and compares every offset. Only fixed-size C types, so that they mean the same thing to
+// gcc, NVRTC and hiprtc. The counters that the device and the proxy write sit on lines of their own (the
+// padding arrays); do not put fields into the padding.
+
+// The control block: 1024 bytes at the start of the endpoint's allocation (64-byte aligned).
+typedef struct __attribute__((aligned(64))) {
+  unsigned int magic;                  // 0: MORI_RDMA_MAGIC ("MREP")
+  unsigned int version;                // 4: MORI_RDMA_VERSION
+  unsigned int qpn;                    // 8
+  unsigned int sqDepth;                // 12: power of 2
+  unsigned int cqDepth;                // 16: power of 2
+  unsigned int rqDepth;                // 20: power of 2, or 0 (no receive queue)
+  unsigned int internalLkey;           // 24: lkey of the atomic result cells
+  unsigned int reserved0;              // 28
+  unsigned long long sqRing;           // 32: sqDepth MoriRdmaWqe
+  unsigned long long cqRing;           // 40: cqDepth MoriRdmaCqe
+  unsigned long long rqRing;           // 48: rqDepth MoriRdmaRecvWqe (0 when rqDepth is 0)
+  unsigned long long atomicResults;    // 56: sqDepth u64; cell i % sqDepth is WQE i's
+  unsigned long long sqPostIdx;        // 64: device: next WQE index to reserve
+  unsigned long long waitTimeoutNs;    // 72: device waits trap after this (0 = never)
+  unsigned char pad0[48];              // 80
+  unsigned long long sqDbrRecord;      // 128: device: WQEs [0, v) are completely written
+  unsigned char pad1[56];              // 136
+  unsigned long long sqDoorbell;       // 192: device: execute up to v (monotonic max)
+  unsigned char pad2[56];              // 200
+  unsigned long long cqDbrRecord;      // 256: device: CQEs [0, v) consumed
+  unsigned long long cqPollIdx;        // 264: device: the poller's next CQE index
+  unsigned char pad3[48];              // 272
+  unsigned long long sqRetired;        // 320: proxy: WQEs [0, v) executed and completed
+  unsigned char pad4[56];              // 328
+  unsigned long long cqProducerIdx;    // 384: proxy: CQEs [0, v) written
+  unsigned char pad5[56];              // 392
+  unsigned int errorCount;             // 448: proxy
+  unsigned int firstErrorStatus;       // 452: proxy (ibv_wc_status)
+  unsigned long long firstErrorWrId;   // 456: proxy
+  unsigned int state;                  // 464: proxy: MORI_RDMA_STATE_*
+  unsigned char pad6[44];              // 468
+  unsigned long long rqPostIdx;        // 512: device: next receive index to reserve
+  unsigned char pad7[56];              // 520
+  unsigned long long rqDbrRecord;      // 576: device: receive WQEs [0, v) written
+  unsigned char pad8[56];              // 584
+  unsigned long long rqRetired;        // 640: proxy: receive WQEs consumed
+  unsigned char pad9[376];             // 648
+} MoriRdmaEndpoint;                    // 1024 bytes
+
+// A send work request: 64 bytes, slot index & (sqDepth - 1).
+typedef struct {
+  unsigned char opcode;                // 0: MORI_RDMA_OP_*
+  unsigned char flags;                 // 1: MORI_RDMA_FLAG_*
+  unsigned short reserved0;            // 2
+  unsigned int immediate;              // 4: WRITE_WITH_IMM (and SEND with imm)
+  unsigned long long wrId;             // 8
+  unsigned long long localAddr;        // 16
+  unsigned int lkey;                   // 24
+  unsigned int length;                 // 28
+  unsigned long long remoteAddr;       // 32
+  unsigned int rkey;                   // 40
+  unsigned int reserved1;              // 44
+  unsigned long long compareAdd;       // 48: CAS compare / fetch-add addend
+  unsigned long long swap;             // 56: CAS swap value
+} MoriRdmaWqe;                         // 64 bytes
+
+// A completion: 32 bytes, slot index & (cqDepth - 1); valid when owner == (index + 1) as 32 bits.
+typedef struct {
+  unsigned long long wrId;             // 0
+  unsigned int status;                 // 8: MORI_RDMA_WC_* status
+  unsigned char opcode;                // 12: MORI_RDMA_WC_* opcode
+  unsigned char flags;                 // 13: MORI_RDMA_CQE_FLAG_HAS_IMM
+  unsigned short reserved0;            // 14
+  unsigned int byteLen;                // 16
+  unsigned int immediate;              // 20
+  unsigned int wqeIndex;               // 24: low 32 bits of the SQ or RQ index
+  unsigned int owner;                  // 28: stored last by the proxy
+} MoriRdmaCqe;                         // 32 bytes
+
+// A receive work request: 32 bytes, slot index & (rqDepth - 1).
+typedef struct {
+  unsigned long long wrId;             // 0
+  unsigned long long addr;             // 8
+  unsigned int lkey;                   // 16
+  unsigned int length;                 // 20
+  unsigned long long reserved0;        // 24
+} MoriRdmaRecvWqe;                     // 32 bytes
+
+// ---- layout end ----
+
+// ---- internals ----
+
+MORI_RDMA_DEVICE void mori_rdma_internal_trap() {
+#if defined(MORI_RDMA_HIP)
+  abort();
+#else
+  __trap();
+#endif
+}
+
+MORI_RDMA_DEVICE unsigned long long mori_rdma_internal_now_ns() {
+#if defined(MORI_RDMA_HIP)
+  // s_memrealtime counts at a constant 100 MHz on CDNA GPUs: 10 ns per tick.
+  return (unsigned long long) __builtin_amdgcn_s_memrealtime() * 10ull;
+#else
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#endif
+}
+
+MORI_RDMA_DEVICE unsigned long long mori_rdma_internal_load(const unsigned long long* p) {
+  return *(const volatile unsigned long long*) p;
+}
+
+MORI_RDMA_DEVICE unsigned int mori_rdma_internal_load32(const unsigned int* p) { return *(const volatile unsigned int*) p; }
+
+MORI_RDMA_DEVICE void mori_rdma_internal_store(unsigned long long* p, unsigned long long v) {
+  *(volatile unsigned long long*) p = v;
+}
+
+MORI_RDMA_DEVICE void mori_rdma_internal_fail(const MoriRdmaEndpoint* ep, const char* what, unsigned long long a,
+                                              unsigned long long b) {
+  printf("mori_rdma: endpoint qpn %u: %s (%llu, %llu)\n", ep == 0 ? 0u : ep->qpn, what, a, b);
+  mori_rdma_internal_trap();
+}
+
+// Called every so many spins of a wait that started at start: traps once waitTimeoutNs has passed.
+MORI_RDMA_DEVICE void mori_rdma_internal_wait_check(const MoriRdmaEndpoint* ep, unsigned long long start, const char* wait,
+                                                    const char* idxName, unsigned long long idx, const char* seenName,
+                                                    unsigned long long seen) {
+  const unsigned long long limit = ep->waitTimeoutNs;
+  if (limit != 0 && mori_rdma_internal_now_ns() - start > limit) {
+    printf("mori_rdma: endpoint qpn %u: %s timed out after %llu ns (%s %llu, %s %llu, state %u, errors %u)\n", ep->qpn, wait,
+           limit, idxName, idx, seenName, seen, mori_rdma_internal_load32(&ep->state), mori_rdma_internal_load32(&ep->errorCount));
+    mori_rdma_internal_trap();
+  }
+}
+
+// The endpoint as the host built it, or a trap (a wrong pointer, or a kernel compiled against another layout).
+MORI_RDMA_DEVICE void mori_rdma_internal_check(const MoriRdmaEndpoint* ep) {
+  if (ep == 0) mori_rdma_internal_fail(ep, "null endpoint", 0, 0);
+  if (ep->magic != MORI_RDMA_MAGIC || ep->version != MORI_RDMA_VERSION)
+    mori_rdma_internal_fail(ep, "not a MoriRdmaEndpoint of this layout (magic, version)", ep->magic, ep->version);
+}
+
+MORI_RDMA_DEVICE MoriRdmaWqe* mori_rdma_internal_wqe(MoriRdmaEndpoint* ep, unsigned long long idx) {
+  return ((MoriRdmaWqe*) ep->sqRing) + (idx & (unsigned long long) (ep->sqDepth - 1));
+}
+
+MORI_RDMA_DEVICE unsigned int mori_rdma_internal_lane() { return threadIdx.x % warpSize; }
+
+MORI_RDMA_DEVICE unsigned int mori_rdma_internal_block_thread() {
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+MORI_RDMA_DEVICE unsigned int mori_rdma_internal_block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
+
+extern "C" {
+
+// ---- doorbell record and doorbell ----
+
+// Rings the doorbell: the proxy may execute every published WQE below upTo. The fence makes the WQEs and the
+// doorbell record visible to the host first. The doorbell only grows, so racing ringers are harmless.
+MORI_RDMA_DEVICE void mori_rdma_ring_doorbell(MoriRdmaEndpoint* ep, unsigned long long upTo) {
+  __threadfence_system();
+  atomicMax(&ep->sqDoorbell, upTo);
+}
+
+// Publishes WQEs [idx, idx + n), which the caller reserved and wrote: waits until every earlier WQE is
+// published (the record covers a prefix of the queue), then, after a system fence, moves the record past
+// them. Already published (the post functions publish themselves): returns at once, so MORI's sequence
+// PostWrite, UpdateSendDbrRecord, RingDoorbell works unchanged.
+MORI_RDMA_DEVICE void mori_rdma_update_send_dbr_record(MoriRdmaEndpoint* ep, unsigned long long idx, unsigned int n) {
+  const unsigned long long start = mori_rdma_internal_now_ns();
+  unsigned long long seen;
+  unsigned int spins = 0;
+  while ((seen = mori_rdma_internal_load(&ep->sqDbrRecord)) < idx) {
+    if ((++spins & 1023u) == 0)
+      mori_rdma_internal_wait_check(ep, start, "publishing WQEs (an earlier reserved WQE was never published)", "index", idx,
+                                    "sqDbrRecord", seen);
+  }
+  if (seen >= idx + n) return;
+  __threadfence_system();
+  mori_rdma_internal_store(&ep->sqDbrRecord, idx + n);
+}
+
+// Reserves n consecutive WQE slots and returns the first index. Waits (ringing the doorbell for what is
+// already published, so that the proxy can drain it) while the queue has no room: a WQE is never
+// overwritten before the proxy retired it.
+MORI_RDMA_DEVICE unsigned long long mori_rdma_reserve_send(MoriRdmaEndpoint* ep, unsigned int n) {
+  mori_rdma_internal_check(ep);
+  const unsigned long long depth = ep->sqDepth;
+  if (n == 0 || n > depth) mori_rdma_internal_fail(ep, "cannot reserve this many WQEs at once (count, sqDepth)", n, depth);
+  const unsigned long long idx = atomicAdd(&ep->sqPostIdx, (unsigned long long) n);
+  unsigned long long retired = mori_rdma_internal_load(&ep->sqRetired);
+  if (idx + n - retired > depth) {
+    mori_rdma_ring_doorbell(ep, idx);
+    const unsigned long long start = mori_rdma_internal_now_ns();
+    unsigned int spins = 0;
+    while (idx + n - (retired = mori_rdma_internal_load(&ep->sqRetired)) > depth) {
+      if ((++spins & 1023u) == 0)
+        mori_rdma_internal_wait_check(ep, start, "waiting for room in the send queue (queue full)", "index", idx, "sqRetired",
+                                      retired);
+    }
+    __threadfence_system();
+  }
+  return idx;
+}
+
+// Writes WQE idx (reserved by the caller). Does not publish it.
+MORI_RDMA_DEVICE void mori_rdma_write_wqe(MoriRdmaEndpoint* ep, unsigned long long idx, unsigned int opcode, unsigned int flags,
+                                          unsigned long long wrId, unsigned long long laddr, unsigned int lkey, unsigned int bytes,
+                                          unsigned long long raddr, unsigned int rkey, unsigned int imm,
+                                          unsigned long long compareAdd, unsigned long long swap) {
+  MoriRdmaWqe* w = mori_rdma_internal_wqe(ep, idx);
+  w->opcode = (unsigned char) opcode;
+  w->flags = (unsigned char) flags;
+  w->reserved0 = 0;
+  w->immediate = imm;
+  w->wrId = wrId;
+  w->localAddr = laddr;
+  w->lkey = lkey;
+  w->length = bytes;
+  w->remoteAddr = raddr;
+  w->rkey = rkey;
+  w->reserved1 = 0;
+  w->compareAdd = compareAdd;
+  w->swap = swap;
+}
+
+// ---- posts: each returns the caller's WQE index; each publishes (doorbell record); none rings ----
+
+MORI_RDMA_DEVICE unsigned long long mori_rdma_internal_post_thread(MoriRdmaEndpoint* ep, unsigned int opcode, unsigned int flags,
+                                                                   unsigned long long wrId, unsigned long long laddr,
+                                                                   unsigned int lkey, unsigned int bytes,
+                                                                   unsigned long long raddr, unsigned int rkey, unsigned int imm,
+                                                                   unsigned long long compareAdd, unsigned long long swap) {
+  const unsigned long long idx = mori_rdma_reserve_send(ep, 1);
+  mori_rdma_write_wqe(ep, idx, opcode, flags, wrId, laddr, lkey, bytes, raddr, rkey, imm, compareAdd, swap);
+  mori_rdma_update_send_dbr_record(ep, idx, 1);
+  return idx;
+}
+
+// Every lane of the warp calls it (each with its own WR): lane 0 reserves warpSize slots with one atomic,
+// every lane writes its WQE at base + lane, and lane 0 publishes the warp's WQEs after a warp sync.
+MORI_RDMA_DEVICE unsigned long long mori_rdma_internal_post_warp(MoriRdmaEndpoint* ep, unsigned int opcode, unsigned int flags,
+                                                                 unsigned long long wrId, unsigned long long laddr,
+                                                                 unsigned int lkey, unsigned int bytes, unsigned long long raddr,
+                                                                 unsigned int rkey, unsigned int imm,
+                                                                 unsigned long long compareAdd, unsigned long long swap) {
+  const unsigned int lane = mori_rdma_internal_lane();
+  unsigned long long base = 0;
+  if (lane == 0) base = mori_rdma_reserve_send(ep, warpSize);
+  base = MORI_RDMA_SHFL0(base);
+  const unsigned long long idx = base + lane;
+  mori_rdma_write_wqe(ep, idx, opcode, flags, wrId, laddr, lkey, bytes, raddr, rkey, imm, compareAdd, swap);
+  __threadfence_system();
+  MORI_RDMA_SYNCWARP();
+  if (lane == 0) mori_rdma_update_send_dbr_record(ep, base, warpSize);
+  MORI_RDMA_SYNCWARP();
+  return idx;
+}
+
+// Every thread of the block calls it (each with its own WR): thread 0 reserves one slot per thread with one
+// atomic, every thread writes its WQE, and thread 0 publishes them all after a block sync.
+MORI_RDMA_DEVICE unsigned long long mori_rdma_internal_post_block(MoriRdmaEndpoint* ep, unsigned int opcode, unsigned int flags,
+                                                                  unsigned long long wrId, unsigned long long laddr,
+                                                                  unsigned int lkey, unsigned int bytes, unsigned long long raddr,
+                                                                  unsigned int rkey, unsigned int imm,
+                                                                  unsigned long long compareAdd, unsigned long long swap) {
+  __shared__ unsigned long long moriRdmaBlockBase;
+  const unsigned int t = mori_rdma_internal_block_thread(), n = mori_rdma_internal_block_threads();
+  __syncthreads();  // an earlier call's readers of moriRdmaBlockBase are done
+  if (t == 0) moriRdmaBlockBase = mori_rdma_reserve_send(ep, n);
+  __syncthreads();
+  const unsigned long long base = moriRdmaBlockBase;
+  const unsigned long long idx = base + t;
+  mori_rdma_write_wqe(ep, idx, opcode, flags, wrId, laddr, lkey, bytes, raddr, rkey, imm, compareAdd, swap);
+  __threadfence_system();
+  __syncthreads();
+  if (t == 0) mori_rdma_update_send_dbr_record(ep, base, n);
+  __syncthreads();
+  return idx;
+}
+
+#define MORI_RDMA_POSTS(SCOPE)                                                                                              \
+  MORI_RDMA_DEVICE unsigned long long mori_rdma_post_write_##SCOPE(MoriRdmaEndpoint* ep, unsigned long long laddr,          \
+                                                                   unsigned int lkey, unsigned long long raddr,             \
+                                                                   unsigned int rkey, unsigned int bytes, unsigned int flags, \
+                                                                   unsigned long long wrId) {                               \
+    return mori_rdma_internal_post_##SCOPE(ep, MORI_RDMA_OP_RDMA_WRITE, flags, wrId, laddr, lkey, bytes, raddr, rkey, 0, 0, 0);  \
+  }                                                                                                                         \
+  MORI_RDMA_DEVICE unsigned long long mori_rdma_post_read_##SCOPE(MoriRdmaEndpoint* ep, unsigned long long laddr,           \
+                                                                  unsigned int lkey, unsigned long long raddr,              \
+                                                                  unsigned int rkey, unsigned int bytes, unsigned int flags,  \
+                                                                  unsigned long long wrId) {                                \
+    return mori_rdma_internal_post_##SCOPE(ep, MORI_RDMA_OP_RDMA_READ, flags, wrId, laddr, lkey, bytes, raddr, rkey, 0, 0, 0);   \
+  }                                                                                                                         \
+  MORI_RDMA_DEVICE unsigned long long mori_rdma_post_write_imm_##SCOPE(                                                     \
+      MoriRdmaEndpoint* ep, unsigned long long laddr, unsigned int lkey, unsigned long long raddr, unsigned int rkey,       \
+      unsigned int bytes, unsigned int imm, unsigned int flags, unsigned long long wrId) {                                  \
+    return mori_rdma_internal_post_##SCOPE(ep, MORI_RDMA_OP_RDMA_WRITE_WITH_IMM, flags, wrId, laddr, lkey, bytes, raddr, rkey,   \
+                                           imm, 0, 0);                                                                      \
+  }                                                                                                                         \
+  MORI_RDMA_DEVICE unsigned long long mori_rdma_post_send_##SCOPE(MoriRdmaEndpoint* ep, unsigned long long laddr,           \
+                                                                  unsigned int lkey, unsigned int bytes, unsigned int flags,  \
+                                                                  unsigned long long wrId) {                                \
+    return mori_rdma_internal_post_##SCOPE(ep, MORI_RDMA_OP_SEND, flags, wrId, laddr, lkey, bytes, 0, 0, 0, 0, 0);          \
+  }
+
+MORI_RDMA_POSTS(thread)
+MORI_RDMA_POSTS(warp)
+MORI_RDMA_POSTS(block)
+#undef MORI_RDMA_POSTS
+
+// Remote atomics on an 8-byte aligned word: the old value lands in the endpoint's result cell of the WQE
+// (mori_rdma_atomic_result once the WQE retired; the cell is reused sqDepth posts later).
+MORI_RDMA_DEVICE unsigned long long mori_rdma_post_atomic_fetch_add_thread(MoriRdmaEndpoint* ep, unsigned long long raddr,
+                                                                           unsigned int rkey, unsigned long long add,
+                                                                           unsigned int flags, unsigned long long wrId) {
+  const unsigned long long idx = mori_rdma_reserve_send(ep, 1);
+  const unsigned long long cell = ep->atomicResults + 8ull * (idx & (unsigned long long) (ep->sqDepth - 1));
+  mori_rdma_write_wqe(ep, idx, MORI_RDMA_OP_ATOMIC_FETCH_AND_ADD, flags, wrId, cell, ep->internalLkey, 8, raddr, rkey, 0, add, 0);
+  mori_rdma_update_send_dbr_record(ep, idx, 1);
+  return idx;
+}
+
+MORI_RDMA_DEVICE unsigned long long mori_rdma_post_atomic_cas_thread(MoriRdmaEndpoint* ep, unsigned long long raddr,
+                                                                     unsigned int rkey, unsigned long long compare,
+                                                                     unsigned long long swap, unsigned int flags,
+                                                                     unsigned long long wrId) {
+  const unsigned long long idx = mori_rdma_reserve_send(ep, 1);
+  const unsigned long long cell = ep->atomicResults + 8ull * (idx & (unsigned long long) (ep->sqDepth - 1));
+  mori_rdma_write_wqe(ep, idx, MORI_RDMA_OP_ATOMIC_CMP_AND_SWP, flags, wrId, cell, ep->internalLkey, 8, raddr, rkey, 0, compare,
+                      swap);
+  mori_rdma_update_send_dbr_record(ep, idx, 1);
+  return idx;
+}
+
+// The old value an atomic WQE idx fetched; valid after mori_rdma_wait_retired(ep, idx) (or its CQE) and
+// before the endpoint's next sqDepth posts.
+MORI_RDMA_DEVICE unsigned long long mori_rdma_atomic_result(MoriRdmaEndpoint* ep, unsigned long long idx) {
+  return mori_rdma_internal_load(((unsigned long long*) ep->atomicResults) + (idx & (unsigned long long) (ep->sqDepth - 1)));
+}
+
+// ---- retirement ----
+
+// The endpoint's first error status (0 while it has seen none).
+MORI_RDMA_DEVICE int mori_rdma_status(MoriRdmaEndpoint* ep) {
+  if (mori_rdma_internal_load32(&ep->errorCount) == 0) return MORI_RDMA_WC_SUCCESS;
+  __threadfence_system();
+  return (int) mori_rdma_internal_load32(&ep->firstErrorStatus);
+}
+
+// Waits until WQE idx is retired (executed and completed, with or without a CQE). Rings the doorbell up to
+// idx + 1 first, so a forgotten ring cannot stall it. Returns 0, or the endpoint's first error status.
+MORI_RDMA_DEVICE int mori_rdma_wait_retired(MoriRdmaEndpoint* ep, unsigned long long idx) {
+  mori_rdma_ring_doorbell(ep, idx + 1);
+  const unsigned long long start = mori_rdma_internal_now_ns();
+  unsigned long long retired;
+  unsigned int spins = 0;
+  while ((retired = mori_rdma_internal_load(&ep->sqRetired)) <= idx) {
+    if ((++spins & 1023u) == 0)
+      mori_rdma_internal_wait_check(ep, start, "waiting for a WQE to retire (is the CQ full and nobody polls it?)", "index", idx,
+                                    "sqRetired", retired);
+  }
+  __threadfence_system();
+  return mori_rdma_status(ep);
+}
+
+// Waits until every WQE reserved so far on the endpoint is retired (rings for them first). Returns 0, or the
+// endpoint's first error status. WQEs that other threads reserved must be published by them meanwhile.
+MORI_RDMA_DEVICE int mori_rdma_quiet(MoriRdmaEndpoint* ep) {
+  const unsigned long long posted = mori_rdma_internal_load(&ep->sqPostIdx);
+  if (posted == 0) return mori_rdma_status(ep);
+  return mori_rdma_wait_retired(ep, posted - 1);
+}
+
+// ---- completions ----
+
+// Copies the next CQE into out and returns 1 when the proxy has written it, else 0 (does not wait). One
+// polling thread per endpoint at a time.
+MORI_RDMA_DEVICE int mori_rdma_poll_cq(MoriRdmaEndpoint* ep, MoriRdmaCqe* out) {
+  const unsigned long long idx = mori_rdma_internal_load(&ep->cqPollIdx);
+  const MoriRdmaCqe* c = ((const MoriRdmaCqe*) ep->cqRing) + (idx & (unsigned long long) (ep->cqDepth - 1));
+  if (mori_rdma_internal_load32(&c->owner) != (unsigned int) (idx + 1)) return 0;
+  __threadfence_system();
+  const volatile MoriRdmaCqe* v = (const volatile MoriRdmaCqe*) c;
+  out->wrId = v->wrId;
+  out->status = v->status;
+  out->opcode = v->opcode;
+  out->flags = v->flags;
+  out->reserved0 = 0;
+  out->byteLen = v->byteLen;
+  out->immediate = v->immediate;
+  out->wqeIndex = v->wqeIndex;
+  out->owner = v->owner;
+  mori_rdma_internal_store(&ep->cqPollIdx, idx + 1);
+  return 1;
+}
+
+// Gives CQEs [0, v) back to the proxy (it never writes into a full CQ).
+MORI_RDMA_DEVICE void mori_rdma_update_cq_dbr_record(MoriRdmaEndpoint* ep, unsigned long long v) {
+  __threadfence_system();
+  mori_rdma_internal_store(&ep->cqDbrRecord, v);
+}
+
+// Waits for the next CQE, copies it into out, gives its slot back and returns its status.
+MORI_RDMA_DEVICE int mori_rdma_wait_cq(MoriRdmaEndpoint* ep, MoriRdmaCqe* out) {
+  const unsigned long long start = mori_rdma_internal_now_ns();
+  unsigned int spins = 0;
+  while (!mori_rdma_poll_cq(ep, out)) {
+    if ((++spins & 1023u) == 0)
+      mori_rdma_internal_wait_check(ep, start, "waiting for a completion (was the doorbell rung? was the WR signaled?)",
+                                    "cqPollIdx", mori_rdma_internal_load(&ep->cqPollIdx), "cqProducerIdx",
+                                    mori_rdma_internal_load(&ep->cqProducerIdx));
+  }
+  mori_rdma_update_cq_dbr_record(ep, mori_rdma_internal_load(&ep->cqPollIdx));
+  return (int) out->status;
+}
+
+// ---- receives (consumed by the peer's SEND and WRITE_WITH_IMM) ----
+
+// Publishes receive WQEs [idx, idx + n) in order, as mori_rdma_update_send_dbr_record does for sends.
+MORI_RDMA_DEVICE void mori_rdma_update_recv_dbr_record(MoriRdmaEndpoint* ep, unsigned long long idx, unsigned int n) {
+  const unsigned long long start = mori_rdma_internal_now_ns();
+  unsigned long long seen;
+  unsigned int spins = 0;
+  while ((seen = mori_rdma_internal_load(&ep->rqDbrRecord)) < idx) {
+    if ((++spins & 1023u) == 0)
+      mori_rdma_internal_wait_check(ep, start, "publishing receive WQEs (an earlier one was never published)", "index", idx,
+                                    "rqDbrRecord", seen);
+  }
+  if (seen >= idx + n) return;
+  __threadfence_system();
+  mori_rdma_internal_store(&ep->rqDbrRecord, idx + n);
+}
+
+// Posts (and publishes) one receive of up to bytes at laddr/lkey; returns its RQ index. Waits while the
+// receive queue is full.
+MORI_RDMA_DEVICE unsigned long long mori_rdma_post_recv_thread(MoriRdmaEndpoint* ep, unsigned long long laddr, unsigned int lkey,
+                                                               unsigned int bytes, unsigned long long wrId) {
+  mori_rdma_internal_check(ep);
+  const unsigned long long depth = ep->rqDepth;
+  if (depth == 0) mori_rdma_internal_fail(ep, "the endpoint has no receive queue (maxRecvWr 0)", laddr, wrId);
+  const unsigned long long idx = atomicAdd(&ep->rqPostIdx, 1ull);
+  unsigned long long retired = mori_rdma_internal_load(&ep->rqRetired);
+  if (idx + 1 - retired > depth) {
+    const unsigned long long start = mori_rdma_internal_now_ns();
+    unsigned int spins = 0;
+    while (idx + 1 - (retired = mori_rdma_internal_load(&ep->rqRetired)) > depth) {
+      if ((++spins & 1023u) == 0)
+        mori_rdma_internal_wait_check(ep, start, "waiting for room in the receive queue", "index", idx, "rqRetired", retired);
+    }
+    __threadfence_system();
+  }
+  MoriRdmaRecvWqe* r = ((MoriRdmaRecvWqe*) ep->rqRing) + (idx & (depth - 1));
+  r->wrId = wrId;
+  r->addr = laddr;
+  r->lkey = lkey;
+  r->length = bytes;
+  r->reserved0 = 0;
+  mori_rdma_update_recv_dbr_record(ep, idx, 1);
+  return idx;
+}
+
+// ---- MORI's names ----
+
+// PostWrite as in MORI's example (signaled; wrId is the WQE index); publishes, does not ring.
+MORI_RDMA_DEVICE unsigned long long PostWrite(MoriRdmaEndpoint* ep, unsigned long long laddr, unsigned int lkey,
+                                              unsigned long long raddr, unsigned int rkey, unsigned int bytes) {
+  const unsigned long long idx = mori_rdma_reserve_send(ep, 1);
+  mori_rdma_write_wqe(ep, idx, MORI_RDMA_OP_RDMA_WRITE, MORI_RDMA_FLAG_SIGNALED, idx, laddr, lkey, bytes, raddr, rkey, 0, 0, 0);
+  mori_rdma_update_send_dbr_record(ep, idx, 1);
+  return idx;
+}
+
+MORI_RDMA_DEVICE void UpdateSendDbrRecord(MoriRdmaEndpoint* ep, unsigned long long idx, unsigned int n) {
+  mori_rdma_update_send_dbr_record(ep, idx, n);
+}
+
+MORI_RDMA_DEVICE void RingDoorbell(MoriRdmaEndpoint* ep, unsigned long long upTo) { mori_rdma_ring_doorbell(ep, upTo); }
+
+MORI_RDMA_DEVICE int PollCq(MoriRdmaEndpoint* ep, MoriRdmaCqe* out) { return mori_rdma_poll_cq(ep, out); }
+
+MORI_RDMA_DEVICE void UpdateCqDbrRecord(MoriRdmaEndpoint* ep, unsigned long long v) { mori_rdma_update_cq_dbr_record(ep, v); }
+
+}  // extern "C"
+
+#endif  // MORI_RDMA_CUH
