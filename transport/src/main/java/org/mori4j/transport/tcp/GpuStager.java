@@ -5,18 +5,28 @@ import org.mori4j.transport.DeviceStaging;
 import org.mori4j.transport.LocalRegion;
 
 /**
- * Moves the payload of one GPU transfer at a time between device memory and a socket, through two staging
- * buffers used in turn (double buffering). Outbound (device to socket), chunk k+1 is copied off the device
- * while chunk k is on the socket; inbound (socket to device), chunk k is copied onto the device while chunk
- * k+1 arrives in the other buffer, and a buffer is refilled only after its copy finished. The payload is the
- * transfer's blocks laid end to end, cut into chunks of the buffer size; one chunk may span several blocks.
- * Nothing here blocks: {@link #next()} answers null while the GPU has not caught up, and the connection
+ * Moves the payload of one GPU transfer at a time between device memory and a socket, through
+ * {@value #SLOTS} staging buffers used in turn, each with its own copy queue. The payload (the transfer's
+ * blocks laid end to end) is cut into pieces, one piece per buffer at a time; a piece may span several blocks.
+ * Outbound (device to socket), the device-to-host copies of the next pieces run while a piece is on the
+ * socket; inbound (socket to device), a piece is copied onto the device while the next ones arrive in the
+ * other buffers, and a buffer is refilled only after its copy finished.
+ *
+ * <p>The piece size is chosen per transfer ({@link #pieceSize}): about a quarter of the payload, at least
+ * {@value #MIN_PIECE} bytes and at most the buffer size. With the whole buffer as the piece, a transfer that
+ * fits one buffer (1-4 MiB with the default 4 MiB buffers, before) had no overlap at all: the socket waited
+ * for the whole device-to-host copy, and the target's last host-to-device copy came after the last byte
+ * arrived. With quarters, only a quarter of that copying is exposed on each side.
+ *
+ * <p>Nothing here blocks: {@link #next()} answers null while the GPU has not caught up, and the connection
  * then waits on its loop's GPU poll instead of the selector. Loop thread only. The buffers are opened on
  * the first GPU transfer of the connection (pinned allocation, about a millisecond, once) and freed by
  * {@link #close()} when the connection closes.
  */
 final class GpuStager {
-  static final int SLOTS = 2;
+  static final int SLOTS = 4;
+  /** Below this a piece's fixed costs (a copy issued, an event recorded and polled: a few microseconds) outweigh the overlap it buys. */
+  static final int MIN_PIECE = 64 << 10;
 
   private final DeviceStaging staging;
   private final int chunk;
@@ -25,6 +35,8 @@ final class GpuStager {
   /** Copies were issued on the slot and their completion has not been seen yet. */
   private final boolean[] busy = new boolean[SLOTS];
 
+  /** Bytes of each piece of the current transfer (at most {@link #chunk}). */
+  private int piece;
   private boolean outbound;
   private LocalRegion region;
   private long singleOffset;
@@ -43,7 +55,7 @@ final class GpuStager {
     this.chunk = chunk;
   }
 
-  /** Starts a transfer of one block; outbound copies of the first two chunks are issued at once. */
+  /** Starts a transfer of one block; outbound, the device-to-host copies of the first pieces are issued at once. */
   void start(boolean outbound, LocalRegion r, long offset, long size) {
     begin(outbound, r, null, null, size);
     singleOffset = offset;
@@ -64,11 +76,28 @@ final class GpuStager {
     offsets = offs;
     sizes = szs;
     total = tot;
+    piece = pieceSize(tot, chunk);
     moved = 0;
     issued = 0;
     issueBlock = 0;
     issueDone = 0;
     failure = null;
+  }
+
+  /**
+   * The piece size for a payload of {@code total} bytes through buffers of {@code chunk} bytes: a quarter of
+   * the payload rounded up to 4 KiB, so that every buffer carries a piece, but not under {@link #MIN_PIECE}
+   * (nor over the payload) and not over the buffer.
+   */
+  static int pieceSize(long total, int chunk) {
+    long quarter = ((total + SLOTS - 1) / SLOTS + 4095) & ~4095L;
+    long p = Math.min(total, Math.max(MIN_PIECE, quarter));
+    return (int) Math.max(1, Math.min(p, chunk));
+  }
+
+  /** The current transfer's piece size (tests). */
+  int piece() {
+    return piece;
   }
 
   private void open() {
@@ -87,12 +116,12 @@ final class GpuStager {
 
   /**
    * The buffer view for the next socket read or write (position and limit set, at most the rest of the
-   * current chunk), or null while the GPU copy that must come first is still running. Throws if an
+   * current piece), or null while the GPU copy that must come first is still running. Throws if an
    * outbound copy failed (the promised bytes cannot be produced); an inbound copy failure is kept in
    * {@link #failure()} and the rest of the payload is read and dropped.
    */
   ByteBuffer next() {
-    long k = moved / chunk;
+    long k = moved / piece;
     int s = (int) (k % SLOTS);
     if (busy[s]) {
       if (failure == null) {
@@ -105,8 +134,8 @@ final class GpuStager {
       }
       if (failure == null || !outbound) busy[s] = false;
     }
-    long start = k * chunk;
-    int len = (int) Math.min(chunk, total - start);
+    long start = k * piece;
+    int len = (int) Math.min(piece, total - start);
     ByteBuffer v = views[s];
     v.limit(len).position((int) (moved - start));
     return v;
@@ -115,12 +144,12 @@ final class GpuStager {
   /** Records {@code n} bytes through the socket (at most what {@link #next()} offered). */
   void advance(long n) {
     moved += n;
-    boolean chunkEnd = moved == total || moved % chunk == 0;
+    boolean chunkEnd = moved == total || moved % piece == 0;
     if (!chunkEnd || n == 0) return;
     if (outbound) {
       issue();
     } else if (failure == null) {
-      int s = (int) (((moved - 1) / chunk) % SLOTS);
+      int s = (int) (((moved - 1) / piece) % SLOTS);
       try {
         copyChunk(s, moved - issued);
       } catch (RuntimeException e) {
@@ -129,12 +158,12 @@ final class GpuStager {
     }
   }
 
-  /** Outbound: issues device-to-host copies into every slot whose previous chunk has left. */
+  /** Outbound: issues device-to-host copies into every buffer whose previous piece has left. */
   private void issue() {
     while (issued < total) {
-      long j = issued / chunk;
-      if (j >= SLOTS && moved < (j - SLOTS + 1) * chunk) return;
-      copyChunk((int) (j % SLOTS), Math.min(chunk, total - issued));
+      long j = issued / piece;
+      if (j >= SLOTS && moved < (j - SLOTS + 1) * piece) return;
+      copyChunk((int) (j % SLOTS), Math.min(piece, total - issued));
     }
   }
 

@@ -15,7 +15,7 @@ import java.time.Duration;
  * @param connectTimeout     limit for connect plus hello
  * @param maxBatchEntries    most blocks in one request (bounds the target's entry buffer)
  * @param enableNotification whether inbound writes are recorded for the application
- * @param gpuStagingChunk    bytes of each pinned staging buffer for GPU memory (two per direction per connection)
+ * @param gpuStagingChunk    bytes of each pinned staging buffer for GPU memory (four per direction per connection; a transfer's piece size is at most this)
  * @param tls                TLS for every data connection, or null for plain TCP
  */
 public record TcpSettings(String bindHost, int bindPort, int connectionsPerPeer, int ioThreads, long stripeThreshold,

@@ -19,12 +19,14 @@ import org.mori4j.transport.TransportError;
 /**
  * The TCP backend's GPU staging pipeline, end to end between two backends over loopback, against an
  * in-memory device whose copies really move bytes on a copy thread after random delays: every mix of
- * host and "device" ends, reads and writes, sizes that fall on and off the 64 KiB chunk boundaries, striped
- * transfers and batches must arrive byte-exact; a failed device copy fails its transfer with GPU_OP; and
- * closing the backends frees every staging buffer.
+ * host and "device" ends, reads and writes, sizes that fall on and off the piece and buffer boundaries (pieces
+ * of a quarter of the transfer, 64 KiB to the 256 KiB buffer), striped transfers and batches must arrive
+ * byte-exact; a transfer cancelled while its pieces are in flight leaves the connections framed; a failed
+ * device copy fails its transfer with GPU_OP; and closing the backends frees every staging buffer.
  */
 class GpuStagingPipelineTest {
-  private static final int CHUNK = 64 * 1024;
+  private static final int CHUNK = 256 * 1024;
+  private static final int MIN = GpuStager.MIN_PIECE;
   private static final long SIZE = 12L << 20;
 
   private final Arena arena = Arena.ofShared();
@@ -105,7 +107,8 @@ class GpuStagingPipelineTest {
 
   @Test
   void everyMixOfHostAndDeviceEndsIsByteExactBothWays() throws InterruptedException {
-    long[] sizes = {1, 4096, CHUNK - 1, CHUNK, CHUNK + 1, (1 << 20) + 3, (9L << 20) + 5};
+    // one piece; pieces of MIN (a quarter would be smaller); quarters; pieces of a whole buffer; striped over two lanes
+    long[] sizes = {1, 4096, MIN - 1, MIN, MIN + 1, 4L * MIN + 1, CHUNK - 1, CHUNK, CHUNK + 1, 4L * CHUNK - 4095, (1 << 20) + 3, (9L << 20) + 5};
     LocalRegion[][] pairs = {{aCpu, bGpu}, {aGpu, bCpu}, {aGpu, bGpu}};
     int seed = 1;
     for (LocalRegion[] p : pairs) {
@@ -204,6 +207,117 @@ class GpuStagingPipelineTest {
     bGpu.kill();
     RecordingOp dead = single(TransferOp.WRITE, aGpu, 0, bGpu, 0, 100);
     assertEquals(TransportError.NOT_FOUND, dead.error, dead.message);
+  }
+
+  @Test
+  void piecesAreAQuarterOfTheTransferWithinTheirBounds() {
+    assertEquals(1, GpuStager.pieceSize(1, CHUNK));
+    assertEquals(MIN - 1, GpuStager.pieceSize(MIN - 1, CHUNK), "a transfer under the minimum is one piece");
+    assertEquals(MIN, GpuStager.pieceSize(3L * MIN, CHUNK), "a quarter under the minimum: pieces of the minimum");
+    assertEquals(256 << 10, GpuStager.pieceSize(1 << 20, 4 << 20), "1 MiB through 4 MiB buffers: four quarters");
+    assertEquals((256 << 10) + 4096, GpuStager.pieceSize((1 << 20) + 1, 4 << 20), "quarters round up to 4 KiB");
+    assertEquals(2 << 20, GpuStager.pieceSize(64L << 20, 2 << 20), "never more than a buffer");
+    assertEquals(4096, GpuStager.pieceSize(1 << 20, 4096), "nor more than a small buffer");
+  }
+
+  @Test
+  void anOutboundTransferIssuesEveryBuffersCopyAtOnce() throws InterruptedException {
+    HostBackedDeviceStaging device = new HostBackedDeviceStaging(0);
+    GpuStager st = new GpuStager(device, CHUNK);
+    try {
+      fill(aGpu, 11);
+      // a transfer that fits one buffer: four pieces of a quarter each
+      long size = CHUNK;
+      st.start(true, aGpu, 5, size);
+      assertEquals(CHUNK / 4, st.piece());
+      // with nothing sent yet, every buffer already has its piece's device-to-host copy, so the copy of piece k+1
+      // runs while piece k is on the socket (the whole buffer as one piece was one copy, and nothing to overlap)
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (device.copies.get() < 4 && System.nanoTime() < deadline) Thread.sleep(1);
+      Thread.sleep(20);
+      assertEquals(4, device.copies.get(), "device-to-host copies issued before the first byte left");
+      // drain it as a socket would and check the bytes come out in order
+      MemorySegment out = arena.allocate(size);
+      long at = 0;
+      while (st.remaining() > 0 && System.nanoTime() < deadline) {
+        java.nio.ByteBuffer v = st.next();
+        if (v == null) {
+          Thread.onSpinWait();
+          continue;
+        }
+        int n = v.remaining();
+        MemorySegment.copy(MemorySegment.ofBuffer(v), 0, out, at, n);
+        v.position(v.limit());
+        at += n;
+        st.advance(n);
+      }
+      assertEquals(-1, out.mismatch(mem(aGpu).asSlice(5, size)), "staged bytes differ from the device's");
+      st.finish();
+    } finally {
+      st.close();
+      device.shutdown();
+    }
+  }
+
+  @Test
+  void aTransferCancelledWhilePiecesAreInFlightLeavesTheConnectionsFramed() throws InterruptedException {
+    long size = (5L << 20) + 7; // striped over both lanes, many pieces each
+    for (byte kind : new byte[] {TransferOp.WRITE, TransferOp.READ}) {
+      for (long delayMicros : new long[] {0, 200, 2_000}) {
+        fill(aGpu, kind + delayMicros);
+        fill(bGpu, kind * 3 + delayMicros);
+        CancellableOp op = new CancellableOp();
+        op.initSingle(kind, aGpu, 0, peerOfA, bGpu.id(), bGpu.accessKey(), bGpu.address(), 0, size, 90);
+        a.submit(op);
+        if (delayMicros > 0) java.util.concurrent.locks.LockSupport.parkNanos(delayMicros * 1000);
+        boolean cancelled = op.cancel();
+        op.await();
+        // cancelled first: nothing else may decide the outcome; otherwise it finished (and must have succeeded)
+        if (cancelled) assertTrue(op.cancelled && op.error == null, "a cancelled op reported " + op.error + ": " + op.message);
+        else assertNull(op.error, op.message);
+        // the lanes still carry whole requests: the next transfers both ways are byte-exact
+        fill(aGpu, 500 + kind);
+        RecordingOp w = single(TransferOp.WRITE, aGpu, 0, bGpu, 0, size);
+        assertNull(w.error, w.message);
+        assertSame(aGpu, 0, bGpu, 0, size, "write after a cancelled " + kind + " (" + delayMicros + " us)");
+        fill(bGpu, 600 + kind);
+        RecordingOp r = single(TransferOp.READ, aGpu, 0, bGpu, 0, size);
+        assertNull(r.error, r.message);
+        assertSame(aGpu, 0, bGpu, 0, size, "read after a cancelled " + kind + " (" + delayMicros + " us)");
+      }
+    }
+  }
+
+  /** An op that can be cancelled as the engine's status does: whoever claims the outcome first decides it. */
+  private static final class CancellableOp extends TransferOp {
+    private final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+    volatile TransportError error;
+    volatile String message;
+    volatile boolean cancelled;
+
+    @Override
+    public void transferSucceeded() {
+      if (claimOutcome()) done.countDown();
+    }
+
+    @Override
+    public void transferFailed(TransportError e, String m) {
+      if (!claimOutcome()) return;
+      error = e;
+      message = m;
+      done.countDown();
+    }
+
+    boolean cancel() {
+      if (!cancelOutcome()) return false;
+      cancelled = true;
+      done.countDown();
+      return true;
+    }
+
+    void await() throws InterruptedException {
+      assertTrue(done.await(30, java.util.concurrent.TimeUnit.SECONDS), "transfer did not end");
+    }
   }
 
   @Test
