@@ -22,28 +22,36 @@ import org.mori4j.natives.gpu.GpuRuntime;
 public final class ShmemKernels {
   /** The device library's class-path resource. */
   public static final String DEVICE_LIBRARY_RESOURCE = "/org/mori4j/shmem/device/mori_shmem.cuh";
+  /** Its second part (PEs without a direct path), put where the first includes it. */
+  public static final String PROXY_LIBRARY_RESOURCE = "/org/mori4j/shmem/device/mori_shmem_proxy.cuh";
   /** The kernel behind {@link Shmem#barrierAll(org.mori4j.natives.gpu.GpuStream)}, defined by the device library. */
   public static final String STREAM_BARRIER_KERNEL = "mori_shmem_internal_stream_barrier";
 
   private static final Pattern INCLUDE = Pattern.compile("(?m)^\\s*#\\s*include\\s*[\"<]mori_shmem\\.cuh[\">].*$");
+  private static final Pattern PROXY_INCLUDE = Pattern.compile("(?m)^\\s*#\\s*include\\s*\"mori_shmem_proxy\\.cuh\".*$");
   private static final ConcurrentHashMap<String, byte[]> IMAGES = new ConcurrentHashMap<>();
   private static volatile String library;
 
   private ShmemKernels() {}
 
-  /** The text of {@code mori_shmem.cuh}. */
+  /** The text of {@code mori_shmem.cuh}, with {@code mori_shmem_proxy.cuh} in place of its include line. */
   public static String deviceLibrary() {
     String text = library;
     if (text == null) {
-      try (InputStream in = ShmemKernels.class.getResourceAsStream(DEVICE_LIBRARY_RESOURCE)) {
-        if (in == null) throw new IllegalStateException("resource " + DEVICE_LIBRARY_RESOURCE + " is missing from the class path");
-        text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
+      String proxy = resource(PROXY_LIBRARY_RESOURCE);
+      text = PROXY_INCLUDE.matcher(resource(DEVICE_LIBRARY_RESOURCE)).replaceFirst(java.util.regex.Matcher.quoteReplacement(proxy));
       library = text;
     }
     return text;
+  }
+
+  private static String resource(String name) {
+    try (InputStream in = ShmemKernels.class.getResourceAsStream(name)) {
+      if (in == null) throw new IllegalStateException("resource " + name + " is missing from the class path");
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /**

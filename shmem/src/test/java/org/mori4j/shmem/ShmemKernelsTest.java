@@ -38,7 +38,7 @@ class ShmemKernelsTest {
     String text = new String(ptx, StandardCharsets.US_ASCII);
     for (String kernel : new String[] {"t_query", "t_put", "t_get", "t_typed", "t_signal", "t_waits", "t_atomics", "t_generic_atomics", "t_barrier",
         "t_fence", ShmemKernels.STREAM_BARRIER_KERNEL}) assertTrue(text.contains(".entry " + kernel), kernel);
-    assertTrue(text.contains(".global .align 8 .b8 globalGpuStates[560];"), "globalGpuStates is an unmangled 560-byte global");
+    assertTrue(text.contains(".global .align 8 .b8 globalGpuStates[4928];"), "globalGpuStates is an unmangled 4928-byte global");
   }
 
   @Test

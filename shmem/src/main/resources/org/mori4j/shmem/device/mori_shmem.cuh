@@ -10,10 +10,10 @@
 //     below sees nPes == 0.
 //   - Symmetric addresses: a pointer into this PE's heap (Shmem.malloc) names the same object on every PE;
 //     the put/get/atomic calls translate it to the target PE's mapping (mori_shmem_ptr_p2p).
-//   - Transport: only direct peer access (NVLink/XGMI, or two processes on one GPU) exists in this library.
-//     A call aimed at a PE with no direct path (another host, MORI_DISABLE_P2P) traps with a message
-//     rather than writing through a null pointer. The qpId arguments are kept for MORI source
-//     compatibility and are ignored here (a P2P path has no queue pairs).
+//   - Transport: direct peer access (NVLink/XGMI, or two processes on one GPU) where the PE has a mapping of
+//     the peer's heap; otherwise the peer's GPU-initiated endpoints (mori_shmem_proxy.cuh: RDMA work requests
+//     that a host proxy executes, qpId % numQpPerPe picks the endpoint). A call aimed at a PE with neither
+//     traps with a message rather than writing through a null pointer. qpId is ignored on a direct path.
 //   - Waits (mori_shmem_*_wait_until_*) give up after globalGpuStates.waitTimeoutNs (set from
 //     mori4j.shmem.device-wait-timeout, 0 = never) and trap, so a PE that died makes the others' kernels
 //     fail with an error on their stream instead of spinning for ever.
@@ -55,10 +55,12 @@ typedef unsigned long uintptr_t;
 #endif
 
 #define MORI_SHMEM_MAX_PES 64
+#define MORI_SHMEM_MAX_QP_PER_PE 4
+#define MORI_SHMEM_MAX_REGISTERED 64
 // globalGpuStates.flags
 #define MORI_SHMEM_FLAG_P2P_DISABLED 1u
 // Layout version written by moduleInit; a kernel compiled against another layout traps on first use.
-#define MORI_SHMEM_STATES_VERSION 1u
+#define MORI_SHMEM_STATES_VERSION 2u
 
 // The values of MORI's atomicType (core_device_types.hpp), so that MORI kernels pass the same constants.
 typedef enum {
@@ -86,6 +88,15 @@ typedef enum {
 } mori_shmem_atomic_type;
 typedef mori_shmem_atomic_type atomicType;
 
+// One buffer registered with Shmem.bufferRegister (GpuStates.REGISTERED_LAYOUT): where a put's source or a get's
+// destination outside the heap finds its lkey.
+typedef struct {
+  unsigned long long base;                           // offset 0
+  unsigned long long size;                           // 8
+  unsigned int lkey;                                 // 16
+  unsigned int reserved;                             // 20
+} MoriShmemRegisteredBuffer;                         // 24 bytes
+
 // The per-module copy of this PE's state. The byte layout is fixed (GpuStates.LAYOUT on the host side,
 // checked by GpuStatesTest); change both together and bump MORI_SHMEM_STATES_VERSION.
 typedef struct {
@@ -98,7 +109,16 @@ typedef struct {
   unsigned long long internalOffset;                 // 32: the library's own words inside the heap
   unsigned long long waitTimeoutNs;                  // 40: 0 = wait for ever
   unsigned long long peerHeapBase[MORI_SHMEM_MAX_PES];  // 48: PE i's heap mapped here; 0 = no direct path
-} MoriShmemGpuStates;                                // 560 bytes
+  // PEs without a direct path, reached through GPU-initiated endpoints (the host proxy):
+  unsigned int numQpPerPe;                           // 560: endpoints per such PE (0: none anywhere)
+  unsigned int heapLkey;                             // 564: lkey of this PE's heap
+  unsigned int numRegistered;                        // 568: entries of registered[]
+  unsigned int reserved;                             // 572
+  unsigned long long peerHeapRemoteBase[MORI_SHMEM_MAX_PES];  // 576: PE i's heap in its own process (RDMA address)
+  unsigned int peerHeapRkey[MORI_SHMEM_MAX_PES];     // 1088: rkey of PE i's heap
+  unsigned long long endpoints[MORI_SHMEM_MAX_PES * MORI_SHMEM_MAX_QP_PER_PE];  // 1344: [pe * MAX_QP + q]: MoriRdmaEndpoint*, 0 = none
+  MoriShmemRegisteredBuffer registered[MORI_SHMEM_MAX_REGISTERED];  // 3392
+} MoriShmemGpuStates;                                // 4928 bytes
 
 extern "C" {
 __device__ MoriShmemGpuStates globalGpuStates;
@@ -127,6 +147,9 @@ MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_now_ns() {
   return t;
 #endif
 }
+
+// PEs without a direct path: the GPU-initiated endpoints (ShmemKernels puts the file's text here).
+#include "mori_shmem_proxy.cuh"
 
 extern "C" {
 
@@ -164,6 +187,38 @@ MORI_SHMEM_DEVICE void* mori_shmem_internal_remote(const void* symmetric, int pe
     mori_shmem_internal_fail("no direct (P2P) path to PE", (unsigned long long) symmetric, pe);
   }
   return (void*) p;
+}
+
+// Where a put/get/p/g to pe goes: the translated address (direct path), or 0 with *ep set to the endpoint
+// qpId % numQpPerPe of pe; traps when there is neither.
+MORI_SHMEM_DEVICE void* mori_shmem_internal_route(const void* symmetric, int pe, int qpId, unsigned long long* ep) {
+  *ep = 0;
+  if (globalGpuStates.version != MORI_SHMEM_STATES_VERSION)
+    mori_shmem_internal_fail("globalGpuStates not initialised (call Shmem.moduleInit) or of another layout version",
+                             globalGpuStates.version, MORI_SHMEM_STATES_VERSION);
+  const unsigned long long p = mori_shmem_ptr_p2p((uint64_t) symmetric, globalGpuStates.rank, pe);
+  if (p != 0) return (void*) p;
+  const unsigned long long e = mori_shmem_internal_endpoint(pe, qpId);
+  if (e == 0) return mori_shmem_internal_remote(symmetric, pe);  // traps, naming why
+  if ((unsigned long long) symmetric - globalGpuStates.heapBase >= globalGpuStates.heapSize)
+    mori_shmem_internal_fail("address is not in the symmetric heap", (unsigned long long) symmetric, pe);
+  *ep = e;
+  return 0;
+}
+
+// Where an atomic on pe goes: through pe's endpoint whenever it has one (the host gives a PE a loopback
+// endpoint to itself and endpoints to every peer once any PE of the group lacks a direct path, so that every
+// atomic on a word is executed by the same agent and is atomic with the others), else the direct address.
+MORI_SHMEM_DEVICE void* mori_shmem_internal_atomic_route(const void* symmetric, int pe, int qpId, unsigned long long* ep) {
+  *ep = 0;
+  const unsigned long long e = mori_shmem_internal_endpoint(pe, qpId);
+  if (e != 0 && globalGpuStates.version == MORI_SHMEM_STATES_VERSION) {
+    if ((unsigned long long) symmetric - globalGpuStates.heapBase >= globalGpuStates.heapSize)
+      mori_shmem_internal_fail("address is not in the symmetric heap", (unsigned long long) symmetric, pe);
+    *ep = e;
+    return 0;
+  }
+  return mori_shmem_internal_remote(symmetric, pe);
 }
 
 // Copies bytes with lanes [lane, lanes) of the caller's group: 16-byte words when both ends share their
@@ -207,7 +262,7 @@ MORI_SHMEM_DEVICE unsigned int mori_shmem_internal_block_thread() {
 MORI_SHMEM_DEVICE unsigned int mori_shmem_internal_block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
 
 MORI_SHMEM_DEVICE void mori_shmem_internal_signal(void* signalDest, uint64_t signalValue, int signalOp, int pe) {
-  unsigned long long* sig = (unsigned long long*) mori_shmem_internal_remote(signalDest, pe);
+  unsigned long long* sig = (unsigned long long*) mori_shmem_internal_remote(signalDest, pe);  // direct path only
   if (signalOp == SIGNAL_SET) {
     atomicExch_system(sig, (unsigned long long) signalValue);
   } else if (signalOp == SIGNAL_ADD) {
@@ -222,8 +277,11 @@ extern "C" {
 // ---- ordering ----
 
 // Orders this thread's earlier puts before its later ones, to every PE (a system-scope fence).
+// With endpoints it waits for every endpoint's work requests (the proxy pipelines plain writes, so only their
+// completion orders them): stronger than a fence needs to be.
 MORI_SHMEM_DEVICE int mori_shmem_fence() {
   __threadfence_system();
+  mori_shmem_internal_quiet_all();
   return 0;
 }
 
@@ -232,9 +290,11 @@ MORI_SHMEM_DEVICE int mori_shmem_fence_thread() { return mori_shmem_fence(); }
 MORI_SHMEM_DEVICE int mori_shmem_fence_thread_pe(int pe) { return mori_shmem_fence(); }
 
 // Completes this thread's earlier puts: after it they are visible to their target PEs. P2P puts are stores,
-// so a system-scope fence is all that is outstanding.
+// so a system-scope fence is all that is outstanding for them; through endpoints it waits until every work
+// request reserved so far (by any thread) has retired, and traps naming the status and PE on an error.
 MORI_SHMEM_DEVICE int mori_shmem_quiet_thread() {
   __threadfence_system();
+  mori_shmem_internal_quiet_all();
   return 0;
 }
 
@@ -243,50 +303,96 @@ MORI_SHMEM_DEVICE int mori_shmem_quiet_thread_pe(int pe) { return mori_shmem_qui
 // ---- put / get of bytes: dest and source are symmetric heap addresses; the remote side is pe ----
 
 MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_thread(void* dest, const void* source, size_t bytes, int pe, int qpId) {
-  mori_shmem_internal_copy(mori_shmem_internal_remote(dest, pe), source, bytes, 0, 1);
+  unsigned long long ep;
+  void* d = mori_shmem_internal_route(dest, pe, qpId, &ep);
+  if (d != 0) mori_shmem_internal_copy(d, source, bytes, 0, 1);
+  else mori_shmem_internal_proxy_put(ep, dest, source, bytes, pe);
   return 0;
 }
 
 // Every lane of the warp calls it with the same arguments.
+// Through an endpoint lane 0 posts one WRITE for the whole range (the NIC, not the lanes, moves the bytes).
 MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_warp(void* dest, const void* source, size_t bytes, int pe, int qpId) {
-  mori_shmem_internal_copy(mori_shmem_internal_remote(dest, pe), source, bytes, mori_shmem_internal_lane(), warpSize);
+  unsigned long long ep;
+  void* d = mori_shmem_internal_route(dest, pe, qpId, &ep);
+  if (d != 0) {
+    mori_shmem_internal_copy(d, source, bytes, mori_shmem_internal_lane(), warpSize);
+  } else {
+    MORI_SHMEM_SYNCWARP();
+    if (mori_shmem_internal_lane() == 0) mori_shmem_internal_proxy_put(ep, dest, source, bytes, pe);
+    MORI_SHMEM_SYNCWARP();
+  }
   return 0;
 }
 
 // Every thread of the block calls it with the same arguments.
 MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_block(void* dest, const void* source, size_t bytes, int pe, int qpId) {
-  mori_shmem_internal_copy(mori_shmem_internal_remote(dest, pe), source, bytes, mori_shmem_internal_block_thread(),
-                           mori_shmem_internal_block_threads());
+  unsigned long long ep;
+  void* d = mori_shmem_internal_route(dest, pe, qpId, &ep);
+  if (d != 0) {
+    mori_shmem_internal_copy(d, source, bytes, mori_shmem_internal_block_thread(), mori_shmem_internal_block_threads());
+  } else {
+    __syncthreads();
+    if (mori_shmem_internal_block_thread() == 0) mori_shmem_internal_proxy_put(ep, dest, source, bytes, pe);
+    __syncthreads();
+  }
   return 0;
 }
 
 // dest is local memory, source the symmetric address read on pe.
+// Through an endpoint: an RDMA READ into dest (heap or registered buffer), complete at the next quiet.
 MORI_SHMEM_DEVICE int mori_shmem_getmem_nbi_thread(void* dest, const void* source, size_t bytes, int pe, int qpId) {
-  mori_shmem_internal_copy(dest, mori_shmem_internal_remote(source, pe), bytes, 0, 1);
+  unsigned long long ep;
+  const void* s = mori_shmem_internal_route(source, pe, qpId, &ep);
+  if (s != 0) mori_shmem_internal_copy(dest, s, bytes, 0, 1);
+  else mori_shmem_internal_proxy_get(ep, dest, source, bytes, pe);
   return 0;
 }
 
 MORI_SHMEM_DEVICE int mori_shmem_getmem_nbi_warp(void* dest, const void* source, size_t bytes, int pe, int qpId) {
-  mori_shmem_internal_copy(dest, mori_shmem_internal_remote(source, pe), bytes, mori_shmem_internal_lane(), warpSize);
+  unsigned long long ep;
+  const void* s = mori_shmem_internal_route(source, pe, qpId, &ep);
+  if (s != 0) {
+    mori_shmem_internal_copy(dest, s, bytes, mori_shmem_internal_lane(), warpSize);
+  } else {
+    MORI_SHMEM_SYNCWARP();
+    if (mori_shmem_internal_lane() == 0) mori_shmem_internal_proxy_get(ep, dest, source, bytes, pe);
+    MORI_SHMEM_SYNCWARP();
+  }
   return 0;
 }
 
 MORI_SHMEM_DEVICE int mori_shmem_getmem_nbi_block(void* dest, const void* source, size_t bytes, int pe, int qpId) {
-  mori_shmem_internal_copy(dest, mori_shmem_internal_remote(source, pe), bytes, mori_shmem_internal_block_thread(),
-                           mori_shmem_internal_block_threads());
+  unsigned long long ep;
+  const void* s = mori_shmem_internal_route(source, pe, qpId, &ep);
+  if (s != 0) {
+    mori_shmem_internal_copy(dest, s, bytes, mori_shmem_internal_block_thread(), mori_shmem_internal_block_threads());
+  } else {
+    __syncthreads();
+    if (mori_shmem_internal_block_thread() == 0) mori_shmem_internal_proxy_get(ep, dest, source, bytes, pe);
+    __syncthreads();
+  }
   return 0;
+}
+
+// The blocking gets through an endpoint wait until the READ retired (one thread waits; the scope syncs after).
+MORI_SHMEM_DEVICE void mori_shmem_internal_get_wait(const void* source, int pe, int qpId) {
+  unsigned long long ep;
+  if (mori_shmem_internal_route(source, pe, qpId, &ep) == 0) mori_shmem_internal_quiet_endpoint(ep, pe);
 }
 
 // Blocking gets: the bytes are in dest when they return (a load completes when it returns its value; the
 // fence orders the copy before the caller's later reads of dest by other threads).
 MORI_SHMEM_DEVICE int mori_shmem_getmem_thread(void* dest, const void* source, size_t bytes, int pe, int qpId) {
   mori_shmem_getmem_nbi_thread(dest, source, bytes, pe, qpId);
+  mori_shmem_internal_get_wait(source, pe, qpId);
   __threadfence();
   return 0;
 }
 
 MORI_SHMEM_DEVICE int mori_shmem_getmem_warp(void* dest, const void* source, size_t bytes, int pe, int qpId) {
   mori_shmem_getmem_nbi_warp(dest, source, bytes, pe, qpId);
+  if (mori_shmem_internal_lane() == 0) mori_shmem_internal_get_wait(source, pe, qpId);
   __threadfence();
   MORI_SHMEM_SYNCWARP();
   return 0;
@@ -294,6 +400,7 @@ MORI_SHMEM_DEVICE int mori_shmem_getmem_warp(void* dest, const void* source, siz
 
 MORI_SHMEM_DEVICE int mori_shmem_getmem_block(void* dest, const void* source, size_t bytes, int pe, int qpId) {
   mori_shmem_getmem_nbi_block(dest, source, bytes, pe, qpId);
+  if (mori_shmem_internal_block_thread() == 0) mori_shmem_internal_get_wait(source, pe, qpId);
   __threadfence();
   __syncthreads();
   return 0;
@@ -303,6 +410,12 @@ MORI_SHMEM_DEVICE int mori_shmem_getmem_block(void* dest, const void* source, si
 
 MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_signal_thread(void* dest, const void* source, size_t bytes, void* signalDest,
                                                           uint64_t signalValue, atomicType signalOp, int pe, int qpId) {
+  unsigned long long ep;
+  if (mori_shmem_internal_route(dest, pe, qpId, &ep) == 0) {
+    mori_shmem_internal_proxy_put(ep, dest, source, bytes, pe);
+    mori_shmem_internal_proxy_signal(ep, signalDest, signalValue, signalOp, pe);
+    return 0;
+  }
   mori_shmem_putmem_nbi_thread(dest, source, bytes, pe, qpId);
   __threadfence_system();
   mori_shmem_internal_signal(signalDest, signalValue, signalOp, pe);
@@ -312,6 +425,16 @@ MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_signal_thread(void* dest, const void
 // The signal is sent once per warp, by lane 0, after every lane's part of the data.
 MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_signal_warp(void* dest, const void* source, size_t bytes, void* signalDest,
                                                         uint64_t signalValue, atomicType signalOp, int pe, int qpId) {
+  unsigned long long ep;
+  if (mori_shmem_internal_route(dest, pe, qpId, &ep) == 0) {
+    MORI_SHMEM_SYNCWARP();
+    if (mori_shmem_internal_lane() == 0) {
+      mori_shmem_internal_proxy_put(ep, dest, source, bytes, pe);
+      mori_shmem_internal_proxy_signal(ep, signalDest, signalValue, signalOp, pe);
+    }
+    MORI_SHMEM_SYNCWARP();
+    return 0;
+  }
   mori_shmem_putmem_nbi_warp(dest, source, bytes, pe, qpId);
   __threadfence_system();
   MORI_SHMEM_SYNCWARP();
@@ -322,6 +445,16 @@ MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_signal_warp(void* dest, const void* 
 // The signal is sent once per block, by thread 0, after every thread's part of the data.
 MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_signal_block(void* dest, const void* source, size_t bytes, void* signalDest,
                                                          uint64_t signalValue, atomicType signalOp, int pe, int qpId) {
+  unsigned long long ep;
+  if (mori_shmem_internal_route(dest, pe, qpId, &ep) == 0) {
+    __syncthreads();
+    if (mori_shmem_internal_block_thread() == 0) {
+      mori_shmem_internal_proxy_put(ep, dest, source, bytes, pe);
+      mori_shmem_internal_proxy_signal(ep, signalDest, signalValue, signalOp, pe);
+    }
+    __syncthreads();
+    return 0;
+  }
   mori_shmem_putmem_nbi_block(dest, source, bytes, pe, qpId);
   __threadfence_system();
   __syncthreads();
@@ -358,11 +491,25 @@ MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_signal_block(void* dest, const void*
     return mori_shmem_getmem_nbi_block(dest, source, nelems * sizeof(T), pe, qpId);                                  \
   }                                                                                                                  \
   extern "C" MORI_SHMEM_DEVICE int mori_shmem_##NAME##_p(T* dest, T value, int pe, int qpId) {                       \
-    *(volatile T*) mori_shmem_internal_remote(dest, pe) = value;                                                     \
+    unsigned long long ep;                                                                                           \
+    void* d = mori_shmem_internal_route(dest, pe, qpId, &ep);                                                        \
+    if (d != 0) {                                                                                                    \
+      *(volatile T*) d = value;                                                                                      \
+    } else {                                                                                                         \
+      unsigned long long bits = 0;                                                                                   \
+      for (unsigned int b = 0; b < sizeof(T); b++) ((unsigned char*) &bits)[b] = ((const unsigned char*) &value)[b]; \
+      mori_shmem_internal_proxy_p(ep, dest, bits, sizeof(T), 0, pe);                                                 \
+    }                                                                                                                \
     return 0;                                                                                                        \
   }                                                                                                                  \
   extern "C" MORI_SHMEM_DEVICE T mori_shmem_##NAME##_g(const T* source, int pe, int qpId) {                          \
-    return *(volatile const T*) mori_shmem_internal_remote(source, pe);                                              \
+    unsigned long long ep;                                                                                           \
+    const void* s = mori_shmem_internal_route(source, pe, qpId, &ep);                                                \
+    if (s != 0) return *(volatile const T*) s;                                                                       \
+    const unsigned long long bits = mori_shmem_internal_proxy_g(ep, source, sizeof(T), pe);                          \
+    T value;                                                                                                         \
+    for (unsigned int b = 0; b < sizeof(T); b++) ((unsigned char*) &value)[b] = ((const unsigned char*) &bits)[b];   \
+    return value;                                                                                                    \
   }
 
 MORI_SHMEM_TYPED(uint8, uint8_t)
@@ -410,24 +557,85 @@ MORI_SHMEM_WAITS(int64, int64_t)
 #undef MORI_SHMEM_WAITS
 #undef MORI_SHMEM_WAIT
 
-// ---- remote atomics (system scope, on the target PE's word) ----
+// ---- remote atomics: system-scope atomics on the target PE's word through a direct path; through the PE's
+// endpoint (FETCH_ADD / CMP_AND_SWP work requests) whenever it has one (see mori_shmem_internal_atomic_route) ----
 extern "C" {
 
-MORI_SHMEM_DEVICE uint32_t mori_shmem_uint32_atomic_fetch_add_thread(uint32_t* dest, uint32_t val, int pe, int qpId) {
-  return atomicAdd_system((unsigned int*) mori_shmem_internal_remote(dest, pe), val);
+MORI_SHMEM_DEVICE uint32_t mori_shmem_internal_atomic32(uint32_t* dest, uint32_t val, uint32_t compare, int amo, bool fetch, int pe, int qpId) {
+  unsigned long long ep;
+  unsigned int* p = (unsigned int*) mori_shmem_internal_atomic_route(dest, pe, qpId, &ep);
+  if (p == 0) {
+    switch (amo) {
+      case AMO_FETCH_ADD: return mori_shmem_internal_proxy_fetch_add32(ep, dest, val, fetch, pe);
+      case AMO_FETCH_INC: return mori_shmem_internal_proxy_fetch_add32(ep, dest, 1u, fetch, pe);
+      case AMO_FETCH: return mori_shmem_internal_proxy_fetch_add32(ep, dest, 0u, true, pe);
+      case AMO_FETCH_AND: return mori_shmem_internal_proxy_rmw32(ep, dest, val, 0, 0, pe);
+      case AMO_FETCH_OR: return mori_shmem_internal_proxy_rmw32(ep, dest, val, 0, 1, pe);
+      case AMO_FETCH_XOR: return mori_shmem_internal_proxy_rmw32(ep, dest, val, 0, 2, pe);
+      case AMO_SWAP: return mori_shmem_internal_proxy_rmw32(ep, dest, val, 0, 3, pe);
+      case AMO_COMPARE_SWAP: return mori_shmem_internal_proxy_rmw32(ep, dest, val, compare, 4, pe);
+      default: mori_shmem_internal_fail("unsupported fetching atomic op", (unsigned long long) dest, amo); return 0;
+    }
+  }
+  switch (amo) {
+    case AMO_FETCH_ADD: return atomicAdd_system(p, val);
+    case AMO_FETCH_INC: return atomicAdd_system(p, 1u);
+    case AMO_FETCH_AND: return atomicAnd_system(p, val);
+    case AMO_FETCH_OR: return atomicOr_system(p, val);
+    case AMO_FETCH_XOR: return atomicXor_system(p, val);
+    case AMO_SWAP: return atomicExch_system(p, val);
+    case AMO_COMPARE_SWAP: return atomicCAS_system(p, compare, val);
+    case AMO_FETCH: return atomicAdd_system(p, 0u);
+    default: mori_shmem_internal_fail("unsupported fetching atomic op", (unsigned long long) dest, amo); return 0;
+  }
 }
 
+MORI_SHMEM_DEVICE uint64_t mori_shmem_internal_atomic64(uint64_t* dest, uint64_t val, uint64_t compare, int amo, bool fetch, int pe, int qpId) {
+  unsigned long long ep;
+  unsigned long long* p = (unsigned long long*) mori_shmem_internal_atomic_route(dest, pe, qpId, &ep);
+  const unsigned long long v = (unsigned long long) val;
+  if (p == 0) {
+    switch (amo) {
+      case AMO_FETCH_ADD: return mori_shmem_internal_proxy_fetch_add(ep, dest, v, fetch, 0, pe);
+      case AMO_FETCH_INC: return mori_shmem_internal_proxy_fetch_add(ep, dest, 1ull, fetch, 0, pe);
+      case AMO_FETCH: return mori_shmem_internal_proxy_fetch_add(ep, dest, 0ull, true, 0, pe);
+      case AMO_FETCH_AND: return mori_shmem_internal_proxy_rmw64(ep, dest, v, 0, pe);
+      case AMO_FETCH_OR: return mori_shmem_internal_proxy_rmw64(ep, dest, v, 1, pe);
+      case AMO_FETCH_XOR: return mori_shmem_internal_proxy_rmw64(ep, dest, v, 2, pe);
+      case AMO_SWAP: return mori_shmem_internal_proxy_rmw64(ep, dest, v, 3, pe);
+      case AMO_COMPARE_SWAP: return mori_shmem_internal_proxy_cas(ep, dest, (unsigned long long) compare, v, pe);
+      default: mori_shmem_internal_fail("unsupported fetching atomic op", (unsigned long long) dest, amo); return 0;
+    }
+  }
+  switch (amo) {
+    case AMO_FETCH_ADD: return atomicAdd_system(p, v);
+    case AMO_FETCH_INC: return atomicAdd_system(p, 1ull);
+    case AMO_FETCH_AND: return atomicAnd_system(p, v);
+    case AMO_FETCH_OR: return atomicOr_system(p, v);
+    case AMO_FETCH_XOR: return atomicXor_system(p, v);
+    case AMO_SWAP: return atomicExch_system(p, v);
+    case AMO_COMPARE_SWAP: return atomicCAS_system(p, (unsigned long long) compare, v);
+    case AMO_FETCH: return atomicAdd_system(p, 0ull);
+    default: mori_shmem_internal_fail("unsupported fetching atomic op", (unsigned long long) dest, amo); return 0;
+  }
+}
+
+MORI_SHMEM_DEVICE uint32_t mori_shmem_uint32_atomic_fetch_add_thread(uint32_t* dest, uint32_t val, int pe, int qpId) {
+  return mori_shmem_internal_atomic32(dest, val, 0, AMO_FETCH_ADD, true, pe, qpId);
+}
+
+// No fetch: through an endpoint it completes at the next quiet, fence or barrier.
 MORI_SHMEM_DEVICE int mori_shmem_uint32_atomic_add_thread(uint32_t* dest, uint32_t val, int pe, int qpId) {
-  mori_shmem_uint32_atomic_fetch_add_thread(dest, val, pe, qpId);
+  mori_shmem_internal_atomic32(dest, val, 0, AMO_FETCH_ADD, false, pe, qpId);
   return 0;
 }
 
 MORI_SHMEM_DEVICE uint64_t mori_shmem_uint64_atomic_fetch_add_thread(uint64_t* dest, uint64_t val, int pe, int qpId) {
-  return atomicAdd_system((unsigned long long*) mori_shmem_internal_remote(dest, pe), (unsigned long long) val);
+  return mori_shmem_internal_atomic64(dest, val, 0, AMO_FETCH_ADD, true, pe, qpId);
 }
 
 MORI_SHMEM_DEVICE int mori_shmem_uint64_atomic_add_thread(uint64_t* dest, uint64_t val, int pe, int qpId) {
-  mori_shmem_uint64_atomic_fetch_add_thread(dest, val, pe, qpId);
+  mori_shmem_internal_atomic64(dest, val, 0, AMO_FETCH_ADD, false, pe, qpId);
   return 0;
 }
 
@@ -436,8 +644,7 @@ MORI_SHMEM_DEVICE int64_t mori_shmem_int64_atomic_fetch_add_thread(int64_t* dest
 }
 
 MORI_SHMEM_DEVICE int mori_shmem_int64_atomic_add_thread(int64_t* dest, int64_t val, int pe, int qpId) {
-  mori_shmem_uint64_atomic_fetch_add_thread((uint64_t*) dest, (uint64_t) val, pe, qpId);
-  return 0;
+  return mori_shmem_uint64_atomic_add_thread((uint64_t*) dest, (uint64_t) val, pe, qpId);
 }
 
 MORI_SHMEM_DEVICE int32_t mori_shmem_int32_atomic_fetch_add_thread(int32_t* dest, int32_t val, int pe, int qpId) {
@@ -447,13 +654,12 @@ MORI_SHMEM_DEVICE int32_t mori_shmem_int32_atomic_fetch_add_thread(int32_t* dest
 // Swaps in val where the word equals compare; returns the word's old value either way.
 MORI_SHMEM_DEVICE uint32_t mori_shmem_uint32_atomic_compare_swap_thread(uint32_t* dest, uint32_t compare, uint32_t val, int pe,
                                                                         int qpId) {
-  return atomicCAS_system((unsigned int*) mori_shmem_internal_remote(dest, pe), compare, val);
+  return mori_shmem_internal_atomic32(dest, val, compare, AMO_COMPARE_SWAP, true, pe, qpId);
 }
 
 MORI_SHMEM_DEVICE uint64_t mori_shmem_uint64_atomic_compare_swap_thread(uint64_t* dest, uint64_t compare, uint64_t val, int pe,
                                                                         int qpId) {
-  return atomicCAS_system((unsigned long long*) mori_shmem_internal_remote(dest, pe), (unsigned long long) compare,
-                          (unsigned long long) val);
+  return mori_shmem_internal_atomic64(dest, val, compare, AMO_COMPARE_SWAP, true, pe, qpId);
 }
 
 MORI_SHMEM_DEVICE int32_t mori_shmem_int32_atomic_compare_swap_thread(int32_t* dest, int32_t compare, int32_t val, int pe, int qpId) {
@@ -465,41 +671,28 @@ MORI_SHMEM_DEVICE int64_t mori_shmem_int64_atomic_compare_swap_thread(int64_t* d
 }
 
 // MORI's generic fetching atomics: AMO_FETCH_ADD, AMO_FETCH_INC, AMO_FETCH_AND/OR/XOR, AMO_SWAP,
-// AMO_COMPARE_SWAP and AMO_FETCH (a read); any other op traps.
+// AMO_COMPARE_SWAP and AMO_FETCH (a read); any other op traps. Through an endpoint AND/OR/XOR/SWAP are
+// compare-and-swap loops (the proxy, like a NIC, has fetch-add and compare-and-swap only).
 MORI_SHMEM_DEVICE uint64_t mori_shmem_atomic_uint64_fetch_thread(uint64_t* dest, uint64_t val, uint64_t compare, atomicType amoType,
                                                                  int pe, int qpId) {
-  unsigned long long* p = (unsigned long long*) mori_shmem_internal_remote(dest, pe);
-  const unsigned long long v = (unsigned long long) val;
-  switch (amoType) {
-    case AMO_FETCH_ADD: return atomicAdd_system(p, v);
-    case AMO_FETCH_INC: return atomicAdd_system(p, 1ull);
-    case AMO_FETCH_AND: return atomicAnd_system(p, v);
-    case AMO_FETCH_OR: return atomicOr_system(p, v);
-    case AMO_FETCH_XOR: return atomicXor_system(p, v);
-    case AMO_SWAP: return atomicExch_system(p, v);
-    case AMO_COMPARE_SWAP: return atomicCAS_system(p, (unsigned long long) compare, v);
-    case AMO_FETCH: return atomicAdd_system(p, 0ull);
-    default: mori_shmem_internal_fail("unsupported fetching atomic op", (unsigned long long) dest, amoType); return 0;
-  }
+  return mori_shmem_internal_atomic64(dest, val, compare, amoType, true, pe, qpId);
 }
 
 MORI_SHMEM_DEVICE uint32_t mori_shmem_atomic_uint32_fetch_thread(uint32_t* dest, uint32_t val, uint32_t compare, atomicType amoType,
                                                                  int pe, int qpId) {
-  unsigned int* p = (unsigned int*) mori_shmem_internal_remote(dest, pe);
-  switch (amoType) {
-    case AMO_FETCH_ADD: return atomicAdd_system(p, val);
-    case AMO_FETCH_INC: return atomicAdd_system(p, 1u);
-    case AMO_FETCH_AND: return atomicAnd_system(p, val);
-    case AMO_FETCH_OR: return atomicOr_system(p, val);
-    case AMO_FETCH_XOR: return atomicXor_system(p, val);
-    case AMO_SWAP: return atomicExch_system(p, val);
-    case AMO_COMPARE_SWAP: return atomicCAS_system(p, compare, val);
-    case AMO_FETCH: return atomicAdd_system(p, 0u);
-    default: mori_shmem_internal_fail("unsupported fetching atomic op", (unsigned long long) dest, amoType); return 0;
-  }
+  return mori_shmem_internal_atomic32(dest, val, compare, amoType, true, pe, qpId);
 }
 
 // ---- barriers inside kernels ----
+
+// Adds one to this PE's arrival word on pe. Each arrival word has one writer (the PE it belongs to), so the
+// direct path and the endpoint need not be atomic with each other here.
+MORI_SHMEM_DEVICE void mori_shmem_internal_arrive(void* word, int pe) {
+  const unsigned long long d = mori_shmem_ptr_p2p((uint64_t) word, globalGpuStates.rank, pe);
+  const unsigned long long ep = mori_shmem_internal_endpoint(pe, 0);
+  if (d != 0 || ep == 0) atomicAdd_system((unsigned long long*) mori_shmem_internal_remote(word, pe), 1ull);
+  else mori_shmem_internal_proxy_fetch_add(ep, word, 1ull, false, MORI_SHMEM_WR_FENCE, pe);
+}
 
 // Every PE's thread calls it once per barrier (one thread per PE, e.g. thread 0 of block 0 with the rest of
 // the grid waiting on it); it returns when every PE has arrived at the same barrier.
@@ -510,10 +703,9 @@ MORI_SHMEM_DEVICE int mori_shmem_barrier_all_thread() {
   const unsigned long long epoch = *epochWord + 1;
   *epochWord = epoch;
   __threadfence_system();
+  mori_shmem_internal_quiet_all();  // this PE's puts through endpoints have landed before it arrives
   const unsigned long long slot = globalGpuStates.internalOffset + MORI_SHMEM_DEVICE_BARRIER_OFFSET + 8ull * me;
-  for (int pe = 0; pe < n; pe++) {
-    atomicAdd_system((unsigned long long*) mori_shmem_internal_remote((void*) (globalGpuStates.heapBase + slot), pe), 1ull);
-  }
+  for (int pe = 0; pe < n; pe++) mori_shmem_internal_arrive((void*) (globalGpuStates.heapBase + slot), pe);
   for (int pe = 0; pe < n; pe++) {
     mori_shmem_uint64_wait_until_greater_or_equal(
         (uint64_t*) (globalGpuStates.heapBase + globalGpuStates.internalOffset + MORI_SHMEM_DEVICE_BARRIER_OFFSET + 8ull * pe),
@@ -541,9 +733,8 @@ extern "C" __global__ void mori_shmem_internal_stream_barrier(unsigned long long
   const int n = globalGpuStates.nPes, me = globalGpuStates.rank;
   const unsigned long long area = globalGpuStates.heapBase + globalGpuStates.internalOffset + MORI_SHMEM_STREAM_BARRIER_OFFSET;
   __threadfence_system();
-  for (int pe = 0; pe < n; pe++) {
-    atomicAdd_system((unsigned long long*) mori_shmem_internal_remote((void*) (area + 8ull * me), pe), 1ull);
-  }
+  mori_shmem_internal_quiet_all();
+  for (int pe = 0; pe < n; pe++) mori_shmem_internal_arrive((void*) (area + 8ull * me), pe);
   for (int pe = 0; pe < n; pe++) mori_shmem_uint64_wait_until_greater_or_equal((uint64_t*) (area + 8ull * pe), (uint64_t) target);
 }
 
