@@ -33,9 +33,10 @@ import picocli.CommandLine.Option;
  * layouts, blocks allocated from shuffled free lists on both sides. Per request length and mode
  * (push, pull, layer-streamed push) it prints the migration's p50/p99 time and GB/s beside, in the same run, the
  * same bytes as one contiguous transfer, a naive one-transfer-per-block loop and the engine's single 64 MiB
- * transfer, each timed beside every iteration of the row; streaming rows report the exposed time (last
- * {@code sendLayers} to all layers landed on the receiver) beside one layer's transfer on the idle link, with a
- * simulated prefill paced so that the link carries the stream. After each row the migrated bytes are checked
+ * transfer, each timed beside every iteration of the row; streaming rows ({@link KvBenchStream}) report the
+ * exposed time (last {@code sendLayers} to all layers landed on the receiver) beside one layer's transfer through
+ * the engine timed right after each stream, and where the last layer's time went, with a simulated prefill paced
+ * by default at the model's estimated compute time per layer. After each row the migrated bytes are checked
  * ({@code --no-verify} skips it). On XGMI the driver's own peer copy of the same bytes is timed after the rows.
  */
 @Command(name = "kv-bench", mixinStandardHelpOptions = true, sortOptions = false,
@@ -81,9 +82,15 @@ public final class KvBenchCommand implements Callable<Integer> {
   @Option(names = "--naive-iters", defaultValue = "3", description = "Timed runs of the per-block loop (default: ${DEFAULT-VALUE}).")
   int naiveIters;
 
-  @Option(names = "--layer-compute-us", defaultValue = "0",
-      description = "Simulated prefill time per layer in stream mode; 0 = 1.25 x one layer's transfer time measured on the idle link, so the link carries the stream (default: ${DEFAULT-VALUE}).")
-  long layerComputeUs;
+  @Option(names = "--layer-compute-us", defaultValue = "model",
+      description = "Simulated prefill time per layer in stream mode: microseconds, 'model' = the model's estimate for the request"
+          + " length (2 FLOPs per active parameter and token over --prefill-tflops), or 'link' = 1.25 x one layer's transfer"
+          + " measured on the idle link (default: ${DEFAULT-VALUE}).")
+  String layerCompute;
+
+  @Option(names = "--prefill-tflops", defaultValue = "400",
+      description = "Sustained bf16 TFLOP/s of the prefill GPU for --layer-compute-us model (400: one H100 at ~40% of its dense peak) (default: ${DEFAULT-VALUE}).")
+  double prefillTflops;
 
   @Option(names = "--max-memory", defaultValue = "6144", description = "MiB each process may allocate for caches and the contiguous region (default: ${DEFAULT-VALUE}).")
   long maxMemoryMib;
@@ -112,7 +119,14 @@ public final class KvBenchCommand implements Callable<Integer> {
     if (iters < 1) return "--iters must be at least 1: " + iters;
     if (warmup < 0) return "--warmup must not be negative: " + warmup;
     if (naiveIters < 0) return "--naive-iters must not be negative: " + naiveIters;
-    if (layerComputeUs < 0) return "--layer-compute-us must not be negative: " + layerComputeUs;
+    if (!layerCompute.equals("model") && !layerCompute.equals("link")) {
+      try {
+        if (Long.parseLong(layerCompute) < 1) return "--layer-compute-us must be at least 1, 'model' or 'link': " + layerCompute;
+      } catch (NumberFormatException e) {
+        return "--layer-compute-us must be microseconds, 'model' or 'link': " + layerCompute;
+      }
+    }
+    if (!(prefillTflops > 0) || Double.isInfinite(prefillTflops)) return "--prefill-tflops must be positive: " + prefillTflops;
     if (tokens == null || tokens.length == 0) return "--tokens needs at least one request length";
     for (int t : tokens) if (t < 1) return "--tokens must be positive: " + t;
     for (String mode : modes) if (!List.of("push", "pull", "stream").contains(mode)) return "--mode: unknown mode '" + mode + "' (push, pull, stream)";
@@ -149,6 +163,7 @@ public final class KvBenchCommand implements Callable<Integer> {
       IoEngine engine = side.engine;
       KvCacheDesc remote = side.remote;
       KvBenchRuns runs = new KvBenchRuns(engine, side.region, side.remoteRegion, side.receiver, warmup, iters);
+      KvBenchStream streams = new KvBenchStream(engine, runs, side.receiver, warmup, iters);
       double single64 = runs.contiguous(KvBenchRuns.SINGLE_REFERENCE_BYTES, false).avgBwGBps();
       System.out.printf("engine's single 64 MiB write before the rows: %.2f GB/s (each row also times one beside every iteration)%n", single64);
       long r0 = System.nanoTime();
@@ -172,8 +187,17 @@ public final class KvBenchCommand implements Callable<Integer> {
             KvBenchRow row;
             if (km == KvMigration.Mode.STREAM) {
               KvBenchRuns.Stats layer = runs.oneLayer(local, remote, src, dst, "layer-" + t);
-              long compute = layerComputeUs > 0 ? layerComputeUs * 1000 : (long) (1.25 * layer.p50Nanos());
-              KvBenchRuns.StreamStats s = runs.stream(local, remote, src, dst, "s-" + t, compute);
+              long compute = switch (layerCompute) {
+                case "model" -> m.prefillNanosPerLayer(t, prefillTflops);
+                case "link" -> (long) (1.25 * layer.p50Nanos());
+                default -> Long.parseLong(layerCompute) * 1000;
+              };
+              String pacing = switch (layerCompute) {
+                case "model" -> String.format(java.util.Locale.ROOT, "model: %s prefill of %d tokens at %.0f TFLOP/s", m.name(), t, prefillTflops);
+                case "link" -> "link: 1.25 x one layer via sendLayers on the idle link";
+                default -> "given: --layer-compute-us " + layerCompute;
+              };
+              KvBenchStream.Stats s = streams.run(local, remote, src, dst, "s-" + t, compute, pacing);
               KvBenchRuns.Stats contig = runs.contiguous(bytes, false);
               int checked = verify ? runs.verify(local, side.memory, remote, src, dst, km, "check-" + mode + "-" + t, seed++) : 0;
               row = KvBenchRow.stream(m.name(), t, bytes, n, plan.transfers(), plan.blockSlots(), label, s, layer, contig, naive, checked, registrationUs);

@@ -58,6 +58,11 @@ final class KvBenchLink implements KvBenchReceiver {
   }
 
   @Override
+  public long layerLandedAt(String request, int layer) {
+    return landings.layerAt(request, layer);
+  }
+
+  @Override
   public void forget(String request) {
     landings.forget(request);
     send("FORGET " + request);

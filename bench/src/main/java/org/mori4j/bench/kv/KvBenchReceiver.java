@@ -15,6 +15,9 @@ interface KvBenchReceiver extends AutoCloseable {
   /** Waits until {@code layers} layers of {@code request} landed; the latest landing's nanoTime, or -1 on timeout. */
   long awaitLanded(String request, int layers, Duration timeout) throws InterruptedException;
 
+  /** When the receiver heard that {@code layer} of {@code request} landed (its nanoTime), or -1 if it has not. */
+  long layerLandedAt(String request, int layer);
+
   /** Drops what both sides know of {@code request}. */
   void forget(String request);
 
@@ -31,12 +34,22 @@ interface KvBenchReceiver extends AutoCloseable {
   final class Landings {
     /** Per request: [layers landed, latest landing nanoTime]. */
     private final Map<String, long[]> landed = new HashMap<>();
+    /** Per request: each layer's landing nanoTime (0: not yet), for the stream's stage breakdown. */
+    private final Map<String, long[]> byLayer = new HashMap<>();
 
     synchronized void landed(String request, int from, int to, long at) {
       long[] a = landed.computeIfAbsent(request, k -> new long[2]);
       a[0] += to - from;
       a[1] = Math.max(a[1], at);
+      long[] l = byLayer.computeIfAbsent(request, k -> new long[to]);
+      if (l.length < to) byLayer.put(request, l = java.util.Arrays.copyOf(l, to));
+      for (int i = from; i < to; i++) l[i] = at;
       notifyAll();
+    }
+
+    synchronized long layerAt(String request, int layer) {
+      long[] l = byLayer.get(request);
+      return l == null || layer >= l.length || l[layer] == 0 ? -1 : l[layer];
     }
 
     synchronized long await(String request, int layers, Duration timeout) throws InterruptedException {
@@ -52,6 +65,7 @@ interface KvBenchReceiver extends AutoCloseable {
 
     synchronized void forget(String request) {
       landed.remove(request);
+      byLayer.remove(request);
     }
   }
 
@@ -73,6 +87,11 @@ interface KvBenchReceiver extends AutoCloseable {
     @Override
     public long awaitLanded(String request, int layers, Duration timeout) throws InterruptedException {
       return landings.await(request, layers, timeout);
+    }
+
+    @Override
+    public long layerLandedAt(String request, int layer) {
+      return landings.layerAt(request, layer);
     }
 
     @Override

@@ -8,32 +8,52 @@ import java.util.Locale;
  * the engine's single 64 MiB write, and the per-block loop; a stream row adds the exposed time beside one layer's
  * transfer on an idle link and the prefill time per layer that paced it; {@code verifiedSlots} is how many
  * (layer, tensor, block) slots the byte check compared (0: not checked); on XGMI {@code rawCopyAvgBwGBps} is the
- * driver's own peer copy of the largest request's bytes between the same two GPUs in the same run.
+ * driver's own peer copy of the largest request's bytes between the same two GPUs in the same run; {@code detail}
+ * (stream rows only, else null) is where the exposed time went ({@link KvBenchStream}).
  */
 record KvBenchRow(String model, int tokens, long bytes, int blocks, int transfers, int blockSlots, String mode, String backend,
                   double avgBwGBps, double p50LatUs, double p99LatUs, double contiguousAvgBwGBps, double naiveAvgBwGBps,
                   double single64MiBAvgBwGBps, double exposedP50Us, double exposedP99Us, double layerP50Us, double layerComputeUs,
-                  int verifiedSlots, double registrationUs, double rawCopyAvgBwGBps) {
+                  int verifiedSlots, double registrationUs, double rawCopyAvgBwGBps,
+                  StreamDetail detail) {
+
+  /**
+   * A stream row's breakdown, p50 over its iterations (us): one layer's transfer through the engine right after
+   * each stream ({@code rawLayer}, p50 and p99), how the prefill was paced, and the last layer's stages: layers still in
+   * flight when it was sent ({@code backlogLayers}) and how long after its {@code sendLayers} they completed
+   * ({@code drain}), the {@code sendLayers} call ({@code submit}), its send to the sender's completion
+   * ({@code lastDone}), the landing notification's hop to the receiver ({@code notifyHop}; {@code notifyHopAllLayers}:
+   * the median of every layer's hop in an iteration).
+   */
+  record StreamDetail(double rawLayerP50Us, double rawLayerP99Us, String pacing, double backlogLayers, double drainUs, double submitUs,
+                      double lastDoneUs, double notifyHopUs, double notifyHopAllLayersUs) {}
 
   static KvBenchRow of(String model, int tokens, long bytes, int blocks, int transfers, int slots, String mode, String backend, KvBenchRuns.Paired p,
                        KvBenchRuns.Stats naive, int verified, double registrationUs) {
     KvBenchRuns.Stats s = p.run();
     return new KvBenchRow(model, tokens, bytes, blocks, transfers, slots, mode, backend, s.avgBwGBps(), s.p50Nanos() / 1e3, s.p99Nanos() / 1e3,
         p.contiguous().avgBwGBps(), naive == null ? Double.NaN : naive.avgBwGBps(), p.single64().avgBwGBps(), Double.NaN, Double.NaN,
-        Double.NaN, Double.NaN, verified, registrationUs, Double.NaN);
+        Double.NaN, Double.NaN, verified, registrationUs, Double.NaN, null);
   }
 
   KvBenchRow withRawCopy(double gbps) {
     return new KvBenchRow(model, tokens, bytes, blocks, transfers, blockSlots, mode, backend, avgBwGBps, p50LatUs, p99LatUs, contiguousAvgBwGBps,
-        naiveAvgBwGBps, single64MiBAvgBwGBps, exposedP50Us, exposedP99Us, layerP50Us, layerComputeUs, verifiedSlots, registrationUs, gbps);
+        naiveAvgBwGBps, single64MiBAvgBwGBps, exposedP50Us, exposedP99Us, layerP50Us, layerComputeUs, verifiedSlots, registrationUs, gbps, detail);
   }
 
-  static KvBenchRow stream(String model, int tokens, long bytes, int blocks, int transfers, int slots, String backend, KvBenchRuns.StreamStats s,
+  static KvBenchRow stream(String model, int tokens, long bytes, int blocks, int transfers, int slots, String backend, KvBenchStream.Stats s,
                            KvBenchRuns.Stats layer, KvBenchRuns.Stats contig, KvBenchRuns.Stats naive, int verified, double registrationUs) {
+    StreamDetail d = new StreamDetail(s.rawLayer().p50Nanos() / 1e3, s.rawLayer().p99Nanos() / 1e3, s.pacing(), p50(s.backlogLayers()),
+        p50(s.drainNanos()) / 1e3, p50(s.submitNanos()) / 1e3, p50(s.lastDoneNanos()) / 1e3, p50(s.notifyNanos()) / 1e3,
+        p50(s.notifyAllLayersNanos()) / 1e3);
     // time and bandwidth of a streamed request: first layer's compute start to all layers landed (compute included)
     return new KvBenchRow(model, tokens, bytes, blocks, transfers, slots, "stream", backend, s.total().avgBwGBps(), s.total().p50Nanos() / 1e3,
         s.total().p99Nanos() / 1e3, contig.avgBwGBps(), naive == null ? Double.NaN : naive.avgBwGBps(), s.single64().avgBwGBps(),
-        s.exposed().p50Nanos() / 1e3, s.exposed().p99Nanos() / 1e3, layer.p50Nanos() / 1e3, s.computeNanos() / 1e3, verified, registrationUs, Double.NaN);
+        s.exposed().p50Nanos() / 1e3, s.exposed().p99Nanos() / 1e3, layer.p50Nanos() / 1e3, s.computeNanos() / 1e3, verified, registrationUs, Double.NaN, d);
+  }
+
+  private static double p50(long[] v) {
+    return new KvBenchRuns.Stats(0, v).p50Nanos();
   }
 
   String line() {
@@ -44,14 +64,22 @@ record KvBenchRow(String model, int tokens, long bytes, int blocks, int transfer
         verifiedSlots > 0 ? "bytes checked (" + verifiedSlots + " slots)" : "bytes not checked");
     if (!Double.isNaN(rawCopyAvgBwGBps))
       base += String.format(Locale.ROOT, "  raw peer copy %6.2f GB/s (%3.0f%%)", rawCopyAvgBwGBps, 100 * avgBwGBps / rawCopyAvgBwGBps);
-    if (mode.equals("stream"))
-      base += String.format(Locale.ROOT, "%n    stream: prefill %.0f us per layer; exposed p50 %.0f us p99 %.0f us, one layer's transfer p50 %.0f us"
-              + " (exposed - layer = %.0f us)", layerComputeUs, exposedP50Us, exposedP99Us, layerP50Us, exposedP50Us - layerP50Us);
+    if (detail != null) {
+      double over = exposedP50Us - detail.rawLayerP50Us;
+      base += String.format(Locale.ROOT, "%n    stream: prefill %.0f us per layer (%s); exposed p50 %.0f us p99 %.0f us; one layer through the engine"
+              + " right after each stream p50 %.0f us p99 %.0f us: exposed - layer = %.0f us (target <= 50: %s); one layer via sendLayers"
+              + " on an idle link, receiver heard it, p50 %.0f us"
+              + "%n    last layer, p50: %.0f earlier layers still in flight at its sendLayers, drained %.0f us after it; sendLayers call %.0f us;"
+              + " its transfers completed at the sender %.0f us after sendLayers; landed notification to the receiver %.0f us"
+              + " (every layer's hop, median %.0f us)",
+          layerComputeUs, detail.pacing, exposedP50Us, exposedP99Us, detail.rawLayerP50Us, detail.rawLayerP99Us, over, over <= 50 ? "met" : "NOT met",
+          layerP50Us, detail.backlogLayers, detail.drainUs, detail.submitUs, detail.lastDoneUs, detail.notifyHopUs, detail.notifyHopAllLayersUs);
+    }
     return base;
   }
 
   static String table(List<KvBenchRow> rows) {
-    StringBuilder b = new StringBuilder("| model | tokens | mode | MiB | blocks | transfers (per-block) | p50 us | p99 us | GB/s | contiguous GB/s | % of contiguous | per-block GB/s | 64 MiB GB/s | % of 64 MiB | exposed p50/p99 us | layer p50 us | prefill us/layer | checked slots |\n"
+    StringBuilder b = new StringBuilder("| model | tokens | mode | MiB | blocks | transfers (per-block) | p50 us | p99 us | GB/s | contiguous GB/s | % of contiguous | per-block GB/s | 64 MiB GB/s | % of 64 MiB | exposed p50/p99 us | layer p50 us (engine / via sendLayers) | prefill us/layer | checked slots |\n"
         + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (KvBenchRow r : rows) {
       boolean st = r.mode.equals("stream");
@@ -59,7 +87,7 @@ record KvBenchRow(String model, int tokens, long bytes, int blocks, int transfer
           r.model, r.tokens, r.mode, r.bytes / 1048576.0, r.blocks, r.transfers, r.blockSlots, r.p50LatUs, r.p99LatUs, r.avgBwGBps,
           r.contiguousAvgBwGBps, 100 * r.avgBwGBps / r.contiguousAvgBwGBps, r.naiveAvgBwGBps, r.single64MiBAvgBwGBps,
           100 * r.avgBwGBps / r.single64MiBAvgBwGBps, st ? String.format(Locale.ROOT, "%.0f / %.0f", r.exposedP50Us, r.exposedP99Us) : "-",
-          st ? String.format(Locale.ROOT, "%.0f", r.layerP50Us) : "-", st ? String.format(Locale.ROOT, "%.0f", r.layerComputeUs) : "-", r.verifiedSlots));
+          st ? String.format(Locale.ROOT, "%.0f / %.0f", r.detail == null ? Double.NaN : r.detail.rawLayerP50Us, r.layerP50Us) : "-", st ? String.format(Locale.ROOT, "%.0f", r.layerComputeUs) : "-", r.verifiedSlots));
     }
     return b.toString();
   }
@@ -71,12 +99,21 @@ record KvBenchRow(String model, int tokens, long bytes, int blocks, int transfer
       b.append(String.format(Locale.ROOT, "  {\"model\": \"%s\", \"tokens\": %d, \"bytes\": %d, \"blocks\": %d, \"transfers\": %d, \"blockSlots\": %d, "
               + "\"mode\": \"%s\", \"backend\": \"%s\", \"avgBwGBps\": %s, \"p50LatUs\": %s, \"p99LatUs\": %s, \"contiguousAvgBwGBps\": %s, "
               + "\"naiveAvgBwGBps\": %s, \"single64MiBAvgBwGBps\": %s, \"exposedP50Us\": %s, \"exposedP99Us\": %s, \"layerP50Us\": %s, \"layerComputeUs\": %s, "
-              + "\"verifiedSlots\": %d, \"registrationUs\": %s, \"rawCopyAvgBwGBps\": %s}%s%n",
+              + "\"verifiedSlots\": %d, \"registrationUs\": %s, \"rawCopyAvgBwGBps\": %s%s}%s%n",
           r.model, r.tokens, r.bytes, r.blocks, r.transfers, r.blockSlots, r.mode, r.backend, num(r.avgBwGBps), num(r.p50LatUs), num(r.p99LatUs),
           num(r.contiguousAvgBwGBps), num(r.naiveAvgBwGBps), num(r.single64MiBAvgBwGBps), num(r.exposedP50Us), num(r.exposedP99Us),
-          num(r.layerP50Us), num(r.layerComputeUs), r.verifiedSlots, num(r.registrationUs), num(r.rawCopyAvgBwGBps), i + 1 < rows.size() ? "," : ""));
+          num(r.layerP50Us), num(r.layerComputeUs), r.verifiedSlots, num(r.registrationUs), num(r.rawCopyAvgBwGBps), detailJson(r.detail),
+          i + 1 < rows.size() ? "," : ""));
     }
     return b.append("]\n").toString();
+  }
+
+  private static String detailJson(StreamDetail d) {
+    if (d == null) return "";
+    return String.format(Locale.ROOT, ", \"rawLayerP50Us\": %s, \"rawLayerP99Us\": %s, \"pacing\": \"%s\", \"lastLayer\": {\"backlogLayers\": %s, "
+            + "\"drainUs\": %s, \"submitUs\": %s, \"doneUs\": %s, \"notifyHopUs\": %s}, \"notifyHopAllLayersUs\": %s",
+        num(d.rawLayerP50Us), num(d.rawLayerP99Us), d.pacing, num(d.backlogLayers), num(d.drainUs), num(d.submitUs), num(d.lastDoneUs),
+        num(d.notifyHopUs), num(d.notifyHopAllLayersUs));
   }
 
   private static String num(double v) {

@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.locks.LockSupport;
 import org.mori4j.io.IoEngine;
 import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.StatusCode;
@@ -17,8 +16,8 @@ import org.mori4j.io.kv.KvTransferPlan;
 /**
  * The timed loops of kv-bench. Each iteration of a migration row also times, right beside it, the same bytes as
  * one contiguous transfer and the engine's single 64 MiB write, so a row's ratios compare transfers that ran under
- * the same load (on a shared 2-core host the load moves more than the ratios do). Streams are paced by a
- * simulated prefill that sleeps (a GPU computes; a spinning CPU thread would take a core from the I/O threads).
+ * the same load (on a shared 2-core host the load moves more than the ratios do). Streamed rows are
+ * {@link KvBenchStream}'s.
  */
 final class KvBenchRuns {
   static final long SINGLE_REFERENCE_BYTES = 64L << 20;
@@ -42,12 +41,6 @@ final class KvBenchRuns {
 
   /** A row's migrations and, from the same iterations, the contiguous transfer and the single 64 MiB write. */
   record Paired(Stats run, Stats contiguous, Stats single64) {}
-
-  /**
-   * Exposed times (last sendLayers to all layers landed on the receiver), whole streams (first layer's compute to
-   * all landed), the 64 MiB write of the same iterations, and the prefill time per layer that paced them.
-   */
-  record StreamStats(Stats exposed, Stats total, Stats single64, long computeNanos) {}
 
   private final IoEngine engine;
   private final MemoryDesc region;
@@ -138,36 +131,6 @@ final class KvBenchRuns {
       if (i >= 0) t[i] = at - t0;
     }
     return new Stats(local.layout().blockBytes() * local.layout().tensorsPerLayer() * src.length, t);
-  }
-
-  StreamStats stream(KvCache local, KvCacheDesc remote, int[] src, int[] dst, String tag, long computeNanos) throws InterruptedException {
-    int layers = local.layout().layers();
-    long[] exposed = new long[iters], total = new long[iters], single = new long[iters];
-    for (int i = -warmup; i < iters; i++) {
-      String req = tag + "-" + i;
-      KvMigration m = local.openStream(req, src, remote, dst);
-      long start = System.nanoTime(), next = start, lastSend = 0;
-      for (int l = 0; l < layers; l++) {
-        next += computeNanos;
-        // the prefill "computes" layer l
-        for (long left; (left = next - System.nanoTime()) > 0; ) LockSupport.parkNanos(left);
-        lastSend = System.nanoTime();
-        m.sendLayers(l, l + 1);
-      }
-      long landedAt = link.awaitLanded(req, layers, LIMIT);
-      if (landedAt < 0) throw new IllegalStateException("the receiver never heard that every layer of " + req + " landed");
-      if (!m.await(LIMIT)) throw new IllegalStateException("stream " + req + " still running");
-      KvBenchCommand.check(m);
-      link.forget(req);
-      long st = once(SINGLE_REFERENCE_BYTES, false);
-      if (i >= 0) {
-        exposed[i] = landedAt - lastSend;
-        total[i] = landedAt - start;
-        single[i] = st;
-      }
-    }
-    long bytes = (long) src.length * local.layout().bytesPerBlock();
-    return new StreamStats(new Stats(bytes, exposed), new Stats(bytes, total), new Stats(SINGLE_REFERENCE_BYTES, single), computeNanos);
   }
 
   /**

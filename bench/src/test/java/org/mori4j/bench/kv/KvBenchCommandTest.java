@@ -40,6 +40,10 @@ class KvBenchCommandTest {
     assertArrayEquals(new int[] {512, 4096}, c.tokens);
     assertArrayEquals(new String[] {"push", "pull", "stream"}, c.modes);
     assertTrue(c.verify, "the byte check is on by default");
+    assertEquals("model", c.layerCompute);
+    // Llama-3-70B, 4,096 tokens at 400 TFLOP/s: 2 x 70.6e9 / 80 x 4096 / 4e14 s = 18.07 ms per layer; 8B: 5.14 ms
+    assertEquals(18_073, KvModel.preset("llama3-70b").prefillNanosPerLayer(4096, 400) / 1000);
+    assertEquals(5_139, KvModel.preset("llama3-8b").prefillNanosPerLayer(4096, 400) / 1000);
     KvBenchCommand off = new KvBenchCommand();
     new CommandLine(off).parseArgs("--no-verify");
     assertTrue(!off.verify);
@@ -54,6 +58,8 @@ class KvBenchCommandTest {
         {"--tokens", "512,0"}, {"--tokens", "0"},
         {"--mode", "push,sideways"}, {"--mode", "sideways"},
         {"--layer-compute-us", "-5"}, {"--layer-compute-us", "-5"},
+        {"--layer-compute-us", "fast"}, {"--layer-compute-us", "'model' or 'link'", "fast"},
+        {"--prefill-tflops", "0"}, {"--prefill-tflops must be positive: 0.0"},
         {"--backend", "rdma"}, {"--backend must be tcp or xgmi: rdma"},
     };
     for (int i = 0; i < cases.length; i += 2) {
@@ -135,6 +141,10 @@ class KvBenchCommandTest {
         assertTrue(r.get(f).isNumber() && r.get(f).asDouble() > 0, f + " in " + r);
     }
     assertTrue(rows.get(2).get("exposedP50Us").asDouble() > 0 && rows.get(2).get("layerP50Us").asDouble() > 0, rows.get(2).toString());
+    JsonNode st = rows.get(2);
+    assertTrue(st.get("rawLayerP50Us").asDouble() > 0 && st.get("lastLayer").get("doneUs").asDouble() > 0, st.toString());
+    assertTrue(st.get("pacing").asText().startsWith("model: llama3-8b prefill of 64 tokens"), st.toString());
+    assertTrue(out.contains("landed notification to the receiver"), out);
     assertTrue(out.contains("bytes checked (256 slots)"), out);
     String plot = Files.readString(svg);
     assertTrue(plot.contains("<svg") && plot.contains("kv push") && plot.contains("contiguous transfer, same bytes"), plot.substring(0, Math.min(400, plot.length())));
