@@ -265,6 +265,9 @@ MORI_RDMA_DEVICE unsigned int mori_rdma_internal_block_threads() { return blockD
 
 extern "C" {
 
+// The GPU's nanosecond clock (%globaltimer on NVIDIA, s_memrealtime on AMD): what the waits time out by.
+MORI_RDMA_DEVICE unsigned long long mori_rdma_now_ns() { return mori_rdma_internal_now_ns(); }
+
 // ---- doorbell record and doorbell ----
 
 // Rings the doorbell: the proxy may execute every published WQE below upTo. The fence makes the WQEs and the

@@ -24,7 +24,7 @@ import org.mori4j.natives.cuda.Nvrtc;
  */
 class GpuInitiatedKernelsTest {
   static final String[] KERNELS = {"t_post", "t_poll", "t_recv", "t_atomics", "t_manual_batch", "t_mori_write", "t_verify", "t_latency",
-      "t_warp_throughput", "t_queue_full", "t_until_error"};
+      "t_warp_throughput", "t_queue_full", "t_until_error", "t_fill", "t_check", "t_check_slices"};
 
   static String testKernels() {
     try (InputStream in = GpuInitiatedKernelsTest.class.getResourceAsStream("/org/mori4j/io/gpuinit/gpuinit_device_test.cu")) {

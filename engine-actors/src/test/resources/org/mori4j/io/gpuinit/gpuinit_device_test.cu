@@ -101,15 +101,15 @@ extern "C" __global__ void t_mori_write(MoriRdmaEndpoint* ep, unsigned long long
   const unsigned long long idx = PostWrite(ep, laddr, lkey, raddr, rkey, bytes);
   UpdateSendDbrRecord(ep, idx, 1);
   RingDoorbell(ep, idx + 1);
-  const unsigned long long start = mori_rdma_internal_now_ns();
+  const unsigned long long start = mori_rdma_now_ns();
   while (!PollCq(ep, out)) {
-    if (ep->waitTimeoutNs != 0 && mori_rdma_internal_now_ns() - start > ep->waitTimeoutNs) {
+    if (ep->waitTimeoutNs != 0 && mori_rdma_now_ns() - start > ep->waitTimeoutNs) {
       out->status = MORI_RDMA_WC_GENERAL_ERR;
       out->wrId = ~0ull;
       return;
     }
   }
-  UpdateCqDbrRecord(ep, idx + 1);
+  UpdateCqDbrRecord(ep, ep->cqPollIdx);  // the poller's index: every CQE up to here is consumed
 }
 
 // Counts the bytes of [addr, addr + bytes) that are not value (verification on the GPU that holds them).
@@ -125,11 +125,11 @@ extern "C" __global__ void t_latency(MoriRdmaEndpoint* ep, unsigned long long la
   MoriRdmaCqe c;
   int st = 0;
   for (unsigned int i = 0; i < iters && st == 0; i++) {
-    const unsigned long long t0 = mori_rdma_internal_now_ns();
+    const unsigned long long t0 = mori_rdma_now_ns();
     const unsigned long long idx = mori_rdma_post_write_thread(ep, laddr, lkey, raddr, rkey, 8, MORI_RDMA_FLAG_SIGNALED, i);
     mori_rdma_ring_doorbell(ep, idx + 1);
     st = mori_rdma_wait_cq(ep, &c);
-    ns[i] = mori_rdma_internal_now_ns() - t0;
+    ns[i] = mori_rdma_now_ns() - t0;
   }
   status[0] = st;
 }
@@ -141,7 +141,7 @@ extern "C" __global__ void t_warp_throughput(MoriRdmaEndpoint* ep, unsigned long
                                              unsigned long long raddr, unsigned int rkey, unsigned int bytes, unsigned int rounds,
                                              unsigned int slices, unsigned long long* out) {
   const unsigned int lane = threadIdx.x % warpSize;
-  const unsigned long long t0 = mori_rdma_internal_now_ns();
+  const unsigned long long t0 = mori_rdma_now_ns();
   for (unsigned int r = 0; r < rounds; r++) {
     const unsigned long long off = (unsigned long long) ((r * warpSize + lane) % slices) * bytes;
     const unsigned long long idx = mori_rdma_post_write_warp(ep, laddr + off, lkey, raddr + off, rkey, bytes, 0, r);
@@ -149,7 +149,7 @@ extern "C" __global__ void t_warp_throughput(MoriRdmaEndpoint* ep, unsigned long
   }
   if (lane == 0) {
     out[1] = (unsigned long long) mori_rdma_quiet(ep);
-    out[0] = mori_rdma_internal_now_ns() - t0;
+    out[0] = mori_rdma_now_ns() - t0;
   }
 }
 
@@ -166,12 +166,12 @@ extern "C" __global__ void t_queue_full(MoriRdmaEndpoint* ep, unsigned long long
   if (tid != 0) return;
   // Polled by hand, giving slots back every 4 CQEs (the CQ is small too), with the endpoint's timeout.
   unsigned int n = 0;
-  const unsigned long long start = mori_rdma_internal_now_ns();
+  const unsigned long long start = mori_rdma_now_ns();
   while (n < blockDim.x) {
     if (mori_rdma_poll_cq(ep, &out[n])) {
       n++;
       if ((n & 3u) == 0 || n == blockDim.x) mori_rdma_update_cq_dbr_record(ep, ep->cqPollIdx);
-    } else if (ep->waitTimeoutNs != 0 && mori_rdma_internal_now_ns() - start > ep->waitTimeoutNs) {
+    } else if (ep->waitTimeoutNs != 0 && mori_rdma_now_ns() - start > ep->waitTimeoutNs) {
       break;
     }
   }
@@ -198,4 +198,35 @@ extern "C" __global__ void t_until_error(MoriRdmaEndpoint* ep, unsigned long lon
     }
     *(volatile unsigned long long*) &progress[0] = i + 1;
   }
+}
+
+// The test pattern: the byte at offset o of a pattern with seed s (GpuInitTestRig.patternByte is the same).
+__device__ __forceinline__ unsigned char t_pattern(unsigned long long o, unsigned int seed) {
+  return (unsigned char) (o * 131ull + seed * 29ull + 7ull);
+}
+
+extern "C" __global__ void t_fill(unsigned char* addr, unsigned long long bytes, unsigned int seed) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long) blockDim.x + threadIdx.x; i < bytes; i += (unsigned long long) gridDim.x * blockDim.x)
+    addr[i] = t_pattern(i, seed);
+}
+
+// Counts the bytes of [addr, addr + bytes) that differ from the pattern (verification on the GPU holding them).
+extern "C" __global__ void t_check(const unsigned char* addr, unsigned long long bytes, unsigned int seed, unsigned int* wrong) {
+  unsigned int bad = 0;
+  for (unsigned long long i = blockIdx.x * (unsigned long long) blockDim.x + threadIdx.x; i < bytes; i += (unsigned long long) gridDim.x * blockDim.x)
+    bad += ((const volatile unsigned char*) addr)[i] != t_pattern(i, seed);
+  if (bad != 0) atomicAdd(wrong, bad);
+}
+
+// Slot k of n slices of sliceBytes at addr must hold the pattern's slice srcSlice[k] (sends land in the order
+// the proxy executed them, which is WQE order, not thread order).
+extern "C" __global__ void t_check_slices(const unsigned char* addr, unsigned int sliceBytes, unsigned int n, const unsigned int* srcSlice,
+                                          unsigned int seed, unsigned int* wrong) {
+  unsigned int bad = 0;
+  const unsigned long long total = (unsigned long long) n * sliceBytes;
+  for (unsigned long long i = blockIdx.x * (unsigned long long) blockDim.x + threadIdx.x; i < total; i += (unsigned long long) gridDim.x * blockDim.x) {
+    const unsigned long long k = i / sliceBytes, j = i % sliceBytes;
+    bad += ((const volatile unsigned char*) addr)[i] != t_pattern((unsigned long long) srcSlice[k] * sliceBytes + j, seed);
+  }
+  if (bad != 0) atomicAdd(wrong, bad);
 }
