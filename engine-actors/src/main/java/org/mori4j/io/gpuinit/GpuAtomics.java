@@ -1,0 +1,62 @@
+package org.mori4j.io.gpuinit;
+
+import java.util.HashMap;
+import java.util.Map;
+import org.mori4j.natives.gpu.Dim3;
+import org.mori4j.natives.gpu.GpuModule;
+import org.mori4j.natives.gpu.GpuRuntime;
+import org.mori4j.natives.gpu.GpuStream;
+import org.mori4j.natives.gpu.KernelArgs;
+
+/**
+ * Target-side atomics on GPU memory: a one-thread kernel (compiled with NVRTC/hiprtc once per device) does a
+ * system-scope {@code atomicAdd} or {@code atomicCAS} on the target word and stores the old value into a pinned
+ * host cell. It is launched on a non-blocking stream of that GPU, so it never orders after a kernel that is
+ * spinning on its completion queue (the legacy default stream would), and the proxy polls the stream instead of
+ * synchronizing. It still needs a free multiprocessor slot: a kernel that occupies every SM of the target GPU and
+ * spins would starve it (README, "GPU-initiated transfers").
+ */
+final class GpuAtomics implements AutoCloseable {
+  private static final String SOURCE = """
+      extern "C" __global__ void mori4j_gpuinit_atomic(unsigned long long* target, int cas, unsigned long long compareAdd,
+                                                      unsigned long long swap, volatile unsigned long long* old) {
+        unsigned long long v = cas ? atomicCAS_system(target, compareAdd, swap) : atomicAdd_system(target, compareAdd);
+        *old = v;
+        __threadfence_system();
+      }
+      """;
+
+  private final GpuRuntime gpu;
+  private final Map<Integer, GpuModule> modules = new HashMap<>();
+  private final Map<Integer, GpuStream> streams = new HashMap<>();
+
+  GpuAtomics(GpuRuntime gpu) {
+    this.gpu = gpu;
+  }
+
+  /** Launches one atomic; the old value appears at pinned address {@code oldCell} once the returned stream is complete. */
+  GpuStream launch(int device, long target, boolean cas, long compareAdd, long swap, long oldCell) {
+    GpuModule m = modules.computeIfAbsent(device, d -> gpu.loadModule(d, gpu.compile(d, SOURCE, "mori4j_gpuinit_atomic.cu")));
+    GpuStream s = streams.computeIfAbsent(device, gpu::createStream);
+    gpu.launch(m.function("mori4j_gpuinit_atomic"), Dim3.of(1), Dim3.of(1), 0, s,
+        KernelArgs.of().pointer(target).i32(cas ? 1 : 0).i64(compareAdd).i64(swap).pointer(oldCell));
+    return s;
+  }
+
+  @Override
+  public void close() {
+    for (GpuStream s : streams.values()) {
+      // bounded wait, never synchronize: an atomic starved by a spinning kernel must not hang close()
+      long end = System.nanoTime() + 1_000_000_000L;
+      try {
+        while (!s.isComplete() && System.nanoTime() < end) Thread.onSpinWait();
+      } catch (RuntimeException ignored) {
+        // closing anyway; the stream's failure was reported to the atomic that caused it
+      }
+      s.close();
+    }
+    streams.clear();
+    modules.values().forEach(GpuModule::close);
+    modules.clear();
+  }
+}
