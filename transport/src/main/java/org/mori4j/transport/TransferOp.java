@@ -49,6 +49,11 @@ public abstract class TransferOp {
   public TransferOp nextInFlight;
   /** The lane decided not to send this op's request (it was cancelled before any of it left); owned by the lane's thread. */
   public boolean laneSkipped;
+  /**
+   * Set by a backend whose lane lets the waiting thread finish this op itself (its request already left from the
+   * caller's thread and the response is the caller's to read); null otherwise, and again once the backend took it back.
+   */
+  public volatile CallerDrive callerDrive;
 
   // Outcome guard (cancellation): OPEN (0) until someone claims the outcome (FINAL). A backend thread that moves
   // bytes of the caller's memory holds a landing section for the length of one system call or copy, so that a

@@ -11,6 +11,7 @@ import java.util.function.Consumer;
 import org.mori4j.io.BackendType;
 import org.mori4j.io.StatusCode;
 import org.mori4j.io.TransferStatus;
+import org.mori4j.transport.CallerDrive;
 import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
 
@@ -147,7 +148,17 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
   public boolean cancel(StatusCode c, String msg) {
     if (!cancelOutcome()) return false;
     publish(c, msg);
+    handOffDrive(); // its late response is the backend's to read and drop
     return true;
+  }
+
+  /**
+   * Nobody will read this op's response on the caller's thread (see {@link CallerDrive}): the backend's own threads
+   * take it. One volatile read when there is nothing to hand back.
+   */
+  private void handOffDrive() {
+    CallerDrive d = callerDrive;
+    if (d != null) d.handOff(this);
   }
 
   @Override
@@ -177,6 +188,7 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
 
   /** Runs {@code l} once when the status is final (at once if it already is). */
   public void onDone(Consumer<TransferStatus> l) {
+    handOffDrive();
     listener = l;
     if (code.isFinal()) runListener(l);
   }
@@ -215,6 +227,7 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
 
   @Override
   public StatusCode code() {
+    handOffDrive(); // a caller that polls the status does not read the socket: the I/O thread completes it
     return code;
   }
 
@@ -225,16 +238,19 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
 
   @Override
   public boolean inProgress() {
+    handOffDrive();
     return !code.isFinal();
   }
 
   @Override
   public boolean succeeded() {
+    handOffDrive();
     return code == StatusCode.SUCCESS;
   }
 
   @Override
   public boolean failed() {
+    handOffDrive();
     StatusCode c = code;
     return c.isFinal() && c != StatusCode.SUCCESS;
   }
@@ -255,6 +271,12 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
   private boolean await(long timeoutNanos) {
     if (code.isFinal()) return true;
     long start = System.nanoTime();
+    CallerDrive d = callerDrive;
+    if (d != null) {
+      // the backend sent this request from the caller's thread: read the response here instead of parking
+      d.drive(this, timeoutNanos);
+      if (code.isFinal()) return true;
+    }
     long spinEnd = start + Math.min(spinNanos, timeoutNanos);
     while (System.nanoTime() - spinEnd < 0) {
       if (code.isFinal()) return true;
@@ -302,6 +324,7 @@ public final class TransferStatusImpl extends TransferOp implements TransferStat
 
   @Override
   public CompletionStage<TransferStatus> completion() {
+    handOffDrive();
     CompletableFuture<TransferStatus> f = future;
     if (f == null) {
       synchronized (this) {

@@ -28,47 +28,68 @@ import org.mori4j.transport.TransportError;
  * cancellation made ({@link TransferOp#payloadCopy()}), so the target sees a whole request and later ones stay framed.
  */
 final class InitiatorConnection extends TcpConnection {
-  private final TcpPeer peer;
+  final TcpPeer peer;
   private final int maxEntries;
-  private TransferOp head;
-  private TransferOp tail;
-  private TransferOp sending;
-  private long nextSeq = 1;
+  TransferOp head;
+  TransferOp tail;
+  TransferOp sending;
+  long nextSeq = 1;
+  /** Ops handed to the loop's queue and not yet taken by {@link #enqueue}; the caller-driven path needs none. */
+  final java.util.concurrent.atomic.AtomicInteger queued = new java.util.concurrent.atomic.AtomicInteger();
+  /** Sends small requests from the caller's thread and lets the caller read their responses (null: off). */
+  final CallerRoundTrip callerTrip;
+  /** The op sent from a caller's thread whose response that caller may read itself; null when the loop reads. */
+  TransferOp callerPending;
+  long callerSentNanos;
+  /** A caller reads responses ({@link #onReadable} then stops once its own op is complete). */
+  boolean callerReading;
+  /** The op at the head sent by a caller, which the loop's in-flight count never included. */
+  TransferOp uncounted;
 
   // write side
   /** Most bytes of requests packed into one frame (a burst of 4 KiB writes: 15 per system call). */
   static final int PACK_LIMIT = 64 * 1024;
 
-  private ByteBuffer frame = direct(PACK_LIMIT);
+  ByteBuffer frame = direct(PACK_LIMIT);
   private MemorySegment frameSegment = MemorySegment.ofBuffer(frame);
   /** The last op whose request is in {@code frame} ({@code sending} when nothing was packed behind it). */
-  private TransferOp lastInFrame;
+  TransferOp lastInFrame;
   /** Where the request of the i-th op in {@code frame} ends: a response may come for it once that much is out. */
-  private final int[] packEnd = new int[PACK_LIMIT / (REQ_HEADER + 2 * ENTRY)];
+  final int[] packEnd = new int[PACK_LIMIT / (REQ_HEADER + 2 * ENTRY)];
   private final BlockCursor out = new BlockCursor(new RegionViews());
-  private boolean frameReady;
+  boolean frameReady;
   /** The op being written was cancelled mid-payload: the rest of its payload comes from its copy, not the caller's memory. */
   private boolean fromCopy;
   private org.mori4j.transport.LocalRegion copyRegion;
 
   // read side
-  private final ByteBuffer resp = direct(RESP_HEADER);
+  final ByteBuffer resp = direct(RESP_HEADER);
   private final ByteBuffer message = direct(MAX_SMALL_PAYLOAD);
   private final BlockCursor in = new BlockCursor(new RegionViews());
-  private int readStage; // 0 header, 1 data, 2 error message, 3 data for GPU memory
+  int readStage; // 0 header, 1 data, 2 error message, 3 data for GPU memory
   /** The READ whose data arrives was cancelled: the rest of its data goes to {@code scratch}. */
   private boolean discarding;
   private ByteBuffer scratch;
   private int respStatus;
 
   InitiatorConnection(TcpIoLoop loop, SocketChannel channel, TcpPeer peer, int maxEntries) {
+    this(loop, channel, peer, maxEntries, TcpLatency.OFF);
+  }
+
+  InitiatorConnection(TcpIoLoop loop, SocketChannel channel, TcpPeer peer, int maxEntries, TcpLatency latency) {
     super(loop, channel);
     this.peer = peer;
     this.maxEntries = maxEntries;
+    this.callerTrip = latency.callerDrive() ? new CallerRoundTrip(this, latency.driveSpinNanos()) : null;
+  }
+
+  int maxEntries() {
+    return maxEntries;
   }
 
   @Override
   void enqueue(TransferOp op) {
+    queued.decrementAndGet();
     if (dead) {
       op.transferFailed(TransportError.PEER_LOST, "peer " + peer.key + " lost: " + peer.lostReason());
       return;
@@ -229,7 +250,7 @@ final class InitiatorConnection extends TcpConnection {
   }
 
   /** Whether {@code op}'s request is all frame: a READ, or a WRITE of host memory small enough to ride inline. */
-  private static boolean frameOnly(TransferOp op) {
+  static boolean frameOnly(TransferOp op) {
     return op.kind() == TransferOp.READ || isInline(op);
   }
 
@@ -271,7 +292,7 @@ final class InitiatorConnection extends TcpConnection {
     return frame.position() >= packEnd[(int) (op.laneSeq - sending.laneSeq)];
   }
 
-  private void prepare(TransferOp op) {
+  void prepare(TransferOp op) {
     int blocks = op.blockCount();
     if (blocks > maxEntries) throw new IllegalStateException("batch of " + blocks + " blocks exceeds " + maxEntries);
     int need = frameBytes(op);
@@ -339,6 +360,8 @@ final class InitiatorConnection extends TcpConnection {
     try {
       boolean first = true;
       while (true) {
+        // a caller reading for its own op leaves the responses behind it to the loop
+        if (callerReading && callerPending == null) return;
         if (readStage == 0) {
           // with nothing in flight no response is due: leave the next read to the selector instead of a
           // read that would find nothing (only after the first read, which also notices a closed peer)
@@ -440,7 +463,12 @@ final class InitiatorConnection extends TcpConnection {
     if (head == null) tail = null;
     op.nextInFlight = null;
     readStage = 0;
-    loop.inFlight--;
+    if (op == uncounted) uncounted = null;
+    else loop.inFlight--;
+    if (op == callerPending) {
+      callerPending = null;
+      op.callerDrive = null;
+    }
     if (error == null) op.transferSucceeded();
     else op.transferFailed(error, message);
     dropSkippedHead();
@@ -448,6 +476,11 @@ final class InitiatorConnection extends TcpConnection {
 
   @Override
   void checkProgress(long now) {
+    // an op sent from a caller's thread that nobody came to read (its caller never waited): the loop reads it
+    if (callerPending != null && callerTrip != null && now - callerSentNanos > CallerRoundTrip.ABANDONED_NANOS) {
+      callerTrip.takeBack();
+      if (buffered()) onReadable();
+    }
     if (head != null && now - lastProgressNanos > loop.peerTimeoutNanos)
       peer.lost(TransportError.PEER_LOST, "no progress from " + peer.key + " for "
           + (now - lastProgressNanos) / 1_000_000 + " ms with transfers outstanding");
@@ -461,11 +494,13 @@ final class InitiatorConnection extends TcpConnection {
     for (TransferOp op = head; op != null; ) {
       TransferOp next = op.nextInFlight;
       op.nextInFlight = null;
-      loop.inFlight--;
+      if (op != uncounted) loop.inFlight--;
+      op.callerDrive = null;
       op.transferFailed(error, text);
       op = next;
     }
     head = tail = sending = null;
+    uncounted = callerPending = null;
     endCopy();
     discarding = false;
     out.clear();

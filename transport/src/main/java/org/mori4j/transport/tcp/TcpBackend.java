@@ -55,6 +55,7 @@ public final class TcpBackend implements TransferBackend {
   private volatile BackendListener listener = BackendListener.NONE;
   private volatile boolean closed;
   private final DeviceStaging staging;
+  private final TcpLatency latency;
   private final RefusalLog refusals = new RefusalLog(LoggerFactory.getLogger(TargetConnection.class));
 
   /** A backend for host memory only: GPU regions are refused. */
@@ -64,9 +65,15 @@ public final class TcpBackend implements TransferBackend {
 
   /** A backend that also moves GPU memory, through {@code staging}'s pinned buffers (null: host memory only). */
   public TcpBackend(String engineKey, TcpSettings settings, DeviceStaging staging) {
+    this(engineKey, settings, staging, TcpLatency.OFF);
+  }
+
+  /** A backend with {@code latency}'s caller-driven round trips and serve spin (see {@link TcpLatency}). */
+  public TcpBackend(String engineKey, TcpSettings settings, DeviceStaging staging, TcpLatency latency) {
     this.engineKey = engineKey;
     this.settings = settings;
     this.staging = staging;
+    this.latency = latency;
   }
 
   @Override
@@ -98,7 +105,8 @@ public final class TcpBackend implements TransferBackend {
     this.listener = listener;
     try {
       long timeout = settings.peerTimeout().toNanos();
-      for (int i = 0; i < settings.ioThreads(); i++) loops.add(new TcpIoLoop("tcp-io-" + engineKey + "-" + i, timeout, staging, settings.gpuStagingChunk()));
+      for (int i = 0; i < settings.ioThreads(); i++) loops.add(new TcpIoLoop("tcp-io-" + engineKey + "-" + i, timeout, staging, settings.gpuStagingChunk(),
+          latency.serveSpinNanos()));
       server = ServerSocketChannel.open();
       server.bind(new InetSocketAddress(settings.bindHost(), settings.bindPort()), 128);
       server.configureBlocking(false);
@@ -207,7 +215,7 @@ public final class TcpBackend implements TransferBackend {
         TlsChannel tls = openAndHello(ch, address, token);
         configure(ch);
         TcpIoLoop loop = pickLoop();
-        peer.lanes[i] = new InitiatorConnection(loop, ch, peer, settings.maxBatchEntries());
+        peer.lanes[i] = new InitiatorConnection(loop, ch, peer, settings.maxBatchEntries(), latency);
         peer.lanes[i].tls = tls;
       }
       for (InitiatorConnection c : peer.lanes) attachOnLoop(c);
@@ -390,6 +398,9 @@ public final class TcpBackend implements TransferBackend {
     }
     InitiatorConnection c = peer.lane();
     op.lane = c;
+    // an idle connection sends a small request from this thread, and its caller may read the response itself
+    if (c.callerTrip != null && c.callerTrip.trySend(op)) return;
+    c.queued.incrementAndGet();
     c.loop.submit(op);
   }
 
@@ -406,6 +417,7 @@ public final class TcpBackend implements TransferBackend {
           op.remoteAddress(), op.remoteOffset(0) + start, len, op.uid());
       p.notifyTarget(op.notifyTarget());
       p.lane = peer.lanes[i];
+      peer.lanes[i].queued.incrementAndGet();
       peer.lanes[i].loop.submit(p);
     }
   }

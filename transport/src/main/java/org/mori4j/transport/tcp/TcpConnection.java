@@ -1,6 +1,8 @@
 package org.mori4j.transport.tcp;
 
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
@@ -26,6 +28,9 @@ abstract class TcpConnection {
   boolean readBlocked;
   /** Already on the loop's list of connections that wait for a GPU copy. */
   boolean gpuWaiting;
+  /** Ops of this connection the loop keeps back while a caller holds it, and the loop's pass that last kept one; loop thread only. */
+  int deferred;
+  int deferPass;
   /**
    * Bytes read ahead with a header (read mode: position..limit unread). A small request or response arrives
    * with the ones behind it in one system call; every read drains this before it touches the socket.
@@ -38,9 +43,59 @@ abstract class TcpConnection {
   /** TLS under this connection's reads and writes; null on the plain path, which then costs one null check per call. */
   TlsChannel tls;
 
+  /**
+   * Who may touch this connection's state now: nobody ({@link #FREE}), its loop thread ({@link #LOOP}, around each
+   * event it handles) or a caller that drives its own round trip ({@link #CALLER}, see {@link CallerRoundTrip}). Both
+   * hold it for a bounded time (one event; one write, or one drive spin), so a holder that must run waits for the other.
+   */
+  static final int FREE = 0, LOOP = 1, CALLER = 2;
+  private static final VarHandle OWNER;
+
+  static {
+    try {
+      OWNER = MethodHandles.lookup().findVarHandle(TcpConnection.class, "owner", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  @SuppressWarnings("unused")
+  private volatile int owner;
+
   TcpConnection(TcpIoLoop loop, SocketChannel channel) {
     this.loop = loop;
     this.channel = channel;
+  }
+
+  /** Takes the connection for {@code who} if nobody holds it. */
+  final boolean enter(int who) {
+    return OWNER.compareAndSet(this, FREE, who);
+  }
+
+  /** Takes it for {@code who}, waiting out the current holder's bounded hold. */
+  final void enterWaiting(int who) {
+    for (int spins = 0; !enter(who); spins++) {
+      if (spins < 100) Thread.onSpinWait();
+      else Thread.yield();
+    }
+  }
+
+  final void exit() {
+    owner = FREE;
+  }
+
+  final int owner() {
+    return owner;
+  }
+
+  /** Loop thread, from a task: fails the connection once whoever holds it lets go. */
+  final void failOnLoop(TransportError error, String message) {
+    enterWaiting(LOOP);
+    try {
+      fail(error, message);
+    } finally {
+      exit();
+    }
   }
 
   /** Loop thread: registers for reads. */
@@ -279,10 +334,15 @@ abstract class TcpConnection {
   private void tlsTasksDone() {
     try {
       loop.execute(() -> {
-        tls.tasksDone();
-        if (dead) return;
-        int ready = tlsReady(0);
-        if ((ready & SelectionKey.OP_READ) != 0) onReadable();
+        enterWaiting(LOOP);
+        try {
+          tls.tasksDone();
+          if (dead) return;
+          int ready = tlsReady(0);
+          if ((ready & SelectionKey.OP_READ) != 0) onReadable();
+        } finally {
+          exit();
+        }
       });
     } catch (IllegalStateException loopClosed) {
       // the loop closed and failed this connection already

@@ -48,14 +48,31 @@ final class TcpIoLoop implements CompletionSource {
   private ArrayList<TcpConnection> gpuWaiters = new ArrayList<>();
   private ArrayList<TcpConnection> gpuPolling = new ArrayList<>();
   /** Connections that took ops in this round's drain; loop thread only. */
-  private final ArrayList<TcpConnection> toFlush = new ArrayList<>();
+  private ArrayList<TcpConnection> toFlush = new ArrayList<>();
+  private ArrayList<TcpConnection> flushLater = new ArrayList<>();
+  /**
+   * Ops whose connection a caller held when the loop drained them (it was sending or reading its own small
+   * request, see {@link CallerRoundTrip}), in submission order; they go to their connection in a later round.
+   */
+  private final java.util.ArrayDeque<TransferOp> deferred = new java.util.ArrayDeque<>();
+  private int deferPass;
+  /** The thread that runs {@link #doWork()} (the poller's), so that a caller on it never takes the caller-driven path. */
+  private volatile Thread thread;
+  private final long serveSpinNanos;
+  /** When this loop last handled a peer's request on a target connection; loop thread only. */
+  private long lastServeNanos = Long.MIN_VALUE / 2;
 
   TcpIoLoop(String name, long peerTimeoutNanos) throws IOException {
     this(name, peerTimeoutNanos, null, 0);
   }
 
   TcpIoLoop(String name, long peerTimeoutNanos, DeviceStaging staging, int stagingChunk) throws IOException {
+    this(name, peerTimeoutNanos, staging, stagingChunk, 0);
+  }
+
+  TcpIoLoop(String name, long peerTimeoutNanos, DeviceStaging staging, int stagingChunk, long serveSpinNanos) throws IOException {
     this.name = name;
+    this.serveSpinNanos = serveSpinNanos;
     this.selector = Selector.open();
     this.peerTimeoutNanos = peerTimeoutNanos;
     this.staging = staging;
@@ -82,12 +99,17 @@ final class TcpIoLoop implements CompletionSource {
     for (int i = 0; i < now.size(); i++) {
       TcpConnection c = now.get(i);
       c.gpuWaiting = false;
-      if (!c.dead) {
-        try {
-          c.onGpuPoll();
-        } catch (RuntimeException e) {
-          c.fail(TransportError.GPU_OP, "GPU staging failed: " + e.getMessage());
-        }
+      if (c.dead) continue;
+      if (!c.enter(TcpConnection.LOOP)) {
+        awaitGpu(c); // a caller holds it for a moment: poll it next round
+        continue;
+      }
+      try {
+        c.onGpuPoll();
+      } catch (RuntimeException e) {
+        c.fail(TransportError.GPU_OP, "GPU staging failed: " + e.getMessage());
+      } finally {
+        c.exit();
       }
     }
     now.clear();
@@ -100,6 +122,11 @@ final class TcpIoLoop implements CompletionSource {
 
   Selector selector() {
     return selector;
+  }
+
+  /** Whether the current thread is this loop's. */
+  boolean onLoopThread() {
+    return thread == Thread.currentThread();
   }
 
   /** Any thread: queue an op whose {@code lane} is a connection of this loop. */
@@ -139,21 +166,31 @@ final class TcpIoLoop implements CompletionSource {
       shutdown();
       return 1;
     }
+    if (thread != Thread.currentThread()) thread = Thread.currentThread();
     int work = 0;
     Runnable t;
     while ((t = tasks.poll()) != null) {
       runSafely(t);
       work++;
     }
+    if (!deferred.isEmpty()) work += retryDeferred();
     TransferOp op;
     while ((op = ops.poll()) != null) {
       TcpConnection c = (TcpConnection) op.lane;
-      c.enqueue(op);
+      if (c.deferred > 0 || !c.enter(TcpConnection.LOOP)) {
+        // a caller holds the connection for one write or one drive: keep the op, in order, for a later round
+        c.deferred++;
+        deferred.add(op);
+      } else {
+        try {
+          c.enqueue(op);
+        } finally {
+          c.exit();
+        }
+      }
       work++;
     }
-    // after the whole drain, so that a burst of small requests leaves in a few writes instead of one each
-    for (int i = 0; i < toFlush.size(); i++) toFlush.get(i).flushQueued();
-    toFlush.clear();
+    if (!toFlush.isEmpty()) flushAll();
     try {
       // the action form of select hands keys over one by one instead of filling the selected-key set,
       // which would allocate a set node for every ready key
@@ -166,9 +203,61 @@ final class TcpIoLoop implements CompletionSource {
     long now = System.nanoTime();
     if (now - nextTimerNanos >= 0) {
       nextTimerNanos = now + TIMER_PERIOD_NANOS;
-      for (int i = connections.size() - 1; i >= 0; i--) connections.get(i).checkProgress(now);
+      for (int i = connections.size() - 1; i >= 0; i--) {
+        TcpConnection c = connections.get(i);
+        if (!c.enter(TcpConnection.LOOP)) continue; // a caller's hold is short; the next tick checks it
+        try {
+          c.checkProgress(now);
+        } finally {
+          c.exit();
+        }
+      }
     }
     return work;
+  }
+
+  /** Hands the deferred ops whose connection is free again to it, in order; returns how many. */
+  private int retryDeferred() {
+    int pass = ++deferPass;
+    int moved = 0;
+    for (int n = deferred.size(); n > 0; n--) {
+      TransferOp op = deferred.poll();
+      TcpConnection c = (TcpConnection) op.lane;
+      // once one op of a connection stays, the later ones stay too (same order as submitted)
+      if (c.deferPass == pass || !c.enter(TcpConnection.LOOP)) {
+        c.deferPass = pass;
+        deferred.add(op);
+        continue;
+      }
+      try {
+        c.deferred--;
+        c.enqueue(op);
+      } finally {
+        c.exit();
+      }
+      moved++;
+    }
+    return moved;
+  }
+
+  /** Writes what the connections took in this round, after the whole drain, so a burst leaves in few writes. */
+  private void flushAll() {
+    ArrayList<TcpConnection> now = toFlush;
+    toFlush = flushLater;
+    flushLater = now;
+    for (int i = 0; i < now.size(); i++) {
+      TcpConnection c = now.get(i);
+      if (!c.enter(TcpConnection.LOOP)) {
+        toFlush.add(c); // held by a caller for a moment: next round
+        continue;
+      }
+      try {
+        c.flushQueued();
+      } finally {
+        c.exit();
+      }
+    }
+    now.clear();
   }
 
   private final java.util.function.Consumer<SelectionKey> keyHandler = this::handle;
@@ -177,10 +266,17 @@ final class TcpIoLoop implements CompletionSource {
     if (!k.isValid()) return;
     Object att = k.attachment();
     if (att instanceof TcpConnection c) {
-      int ready = k.readyOps();
-      if (c.tls != null && (ready = c.tlsReady(ready)) == 0) return;
-      if ((ready & SelectionKey.OP_WRITE) != 0) c.onWritable();
-      if ((ready & SelectionKey.OP_READ) != 0 && k.isValid()) c.onReadable();
+      // a caller reading its own response holds the connection: it reads what is there
+      if (!c.enter(TcpConnection.LOOP)) return;
+      try {
+        int ready = k.readyOps();
+        if (c.tls != null && (ready = c.tlsReady(ready)) == 0) return;
+        if (serveSpinNanos > 0 && c instanceof TargetConnection) lastServeNanos = System.nanoTime();
+        if ((ready & SelectionKey.OP_WRITE) != 0) c.onWritable();
+        if ((ready & SelectionKey.OP_READ) != 0 && k.isValid()) c.onReadable();
+      } finally {
+        c.exit();
+      }
     } else if (att instanceof Runnable acceptor) {
       acceptor.run();
     }
@@ -195,11 +291,18 @@ final class TcpIoLoop implements CompletionSource {
     sleeping.set(true);
     try {
       if (!ops.isEmpty() || !tasks.isEmpty() || closing) return 0;
-      if (!gpuWaiters.isEmpty()) {
+      if (!gpuWaiters.isEmpty() || !deferred.isEmpty() || !toFlush.isEmpty()) {
         // a staging copy takes tens to hundreds of microseconds and signals nothing: poll again at once, giving
         // the core away in between (a nap of even 20 us sleeps 50-60 us on Linux, per copy on each side)
         int n = selector.selectNow(keyHandler);
         if (n == 0) Thread.yield();
+        return n;
+      }
+      if (serveSpinNanos > 0 && System.nanoTime() - lastServeNanos < serveSpinNanos) {
+        // a peer that sends small requests one after another (a ping-pong) sends the next within microseconds of
+        // its response: polling for a moment answers it without the wake-up of a sleeping select
+        int n = selector.selectNow(keyHandler);
+        if (n == 0) Thread.onSpinWait();
         return n;
       }
       long ms = Math.max(1, TimeUnit.NANOSECONDS.toMillis(maxNanos));
@@ -254,7 +357,8 @@ final class TcpIoLoop implements CompletionSource {
     while ((op = ops.poll()) != null) op.transferFailed(TransportError.BAD_STATE, "TCP backend closed");
     Runnable t;
     while ((t = tasks.poll()) != null) runSafely(t);
-    for (TcpConnection c : new ArrayList<>(connections)) c.fail(TransportError.BAD_STATE, "TCP backend closed");
+    while ((op = deferred.poll()) != null) op.transferFailed(TransportError.BAD_STATE, "TCP backend closed");
+    for (TcpConnection c : new ArrayList<>(connections)) c.failOnLoop(TransportError.BAD_STATE, "TCP backend closed");
     connections.clear();
     gpuWaiters.clear();
     gpuPolling.clear();

@@ -45,7 +45,7 @@ final class TcpPeer {
     for (InitiatorConnection c : lanes) {
       if (c == null) continue;
       try {
-        c.loop.execute(() -> c.fail(error, reason));
+        c.loop.execute(() -> c.failOnLoop(error, reason));
       } catch (IllegalStateException loopClosed) {
         // the loop already failed everything it held
       }

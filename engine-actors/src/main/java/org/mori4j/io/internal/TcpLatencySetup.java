@@ -1,0 +1,26 @@
+package org.mori4j.io.internal;
+
+import com.typesafe.config.Config;
+import org.mori4j.transport.tcp.TcpLatency;
+
+/**
+ * Reads the TCP backend's latency settings ({@code mori4j.tcp.caller-drive}, {@code caller-drive-spin},
+ * {@code serve-spin}; see reference.conf and {@link TcpLatency}) and refuses bad values with the key and the value.
+ */
+final class TcpLatencySetup {
+  private TcpLatencySetup() {}
+
+  static TcpLatency fromConfig(Config tcp) {
+    boolean on = tcp.getBoolean("caller-drive");
+    long drive = nanos(tcp, "caller-drive-spin");
+    long serve = nanos(tcp, "serve-spin");
+    return new TcpLatency(on, drive, serve);
+  }
+
+  private static long nanos(Config tcp, String key) {
+    long n = tcp.getDuration(key).toNanos();
+    if (n < 0 || n > 10_000_000L)
+      throw new IllegalArgumentException("mori4j.tcp." + key + " must be between 0 and 10ms: " + tcp.getValue(key).render());
+    return n;
+  }
+}

@@ -1,0 +1,186 @@
+package org.mori4j.transport.tcp;
+
+import java.io.IOException;
+import java.nio.channels.SelectionKey;
+import org.mori4j.transport.CallerDrive;
+import org.mori4j.transport.TransferOp;
+import org.mori4j.transport.TransportError;
+
+/**
+ * The caller-driven round trip of one initiator connection ({@link TcpLatency#callerDrive()}): a small request to an
+ * idle connection leaves from the submitting thread (one {@code write}, no hand-off to the I/O thread and no wake-up
+ * of its selector), and the caller that then waits reads the response from the socket itself, for at most the drive
+ * spin, instead of parking until the I/O thread completes it. A ping-pong then wakes no thread on this side.
+ *
+ * <p>Why it keeps every promise of the loop path: the connection's state is only touched by its holder
+ * ({@link TcpConnection#enter}), the loop around each event and the caller around its write or its drive, both short.
+ * A request leaves this way only when the connection has nothing queued, in flight, half-written or read ahead, so it
+ * is in order with every op submitted before it; later ops queue behind it on the loop as usual and their responses
+ * come after its own. While a caller's response is outstanding the connection's read interest is off, so the loop is
+ * not woken by it; whoever will not read it (a future, a listener, a poll of the status, a cancellation, or nobody
+ * within {@link #ABANDONED_NANOS}) hands it back: read interest on, the selector woken. The response is read by the
+ * same code as on the loop ({@link InitiatorConnection#onReadable()}), so a cancelled READ's data still goes to
+ * scratch memory, errors and peer loss are reported the same way, and the op completes exactly once. TLS
+ * connections, GPU memory, stripes and payloads that do not ride inline always take the loop.
+ */
+final class CallerRoundTrip implements CallerDrive {
+  /** An op sent from a caller that nobody has come to read for this long is taken back by the loop's timer. */
+  static final long ABANDONED_NANOS = 5_000_000L;
+
+  private final InitiatorConnection c;
+  private final long spinNanos;
+
+  CallerRoundTrip(InitiatorConnection c, long spinNanos) {
+    this.c = c;
+    this.spinNanos = spinNanos;
+  }
+
+  /** Whether {@code op} may leave from the caller's thread: a frame-only request of host memory, not a stripe. */
+  private boolean eligible(TransferOp op) {
+    if (op instanceof StripePart || op.local().gpu() || op.blockCount() > c.maxEntries()) return false;
+    return op.kind() == TransferOp.READ ? op.totalBytes() <= WireFormat.INLINE_MAX : InitiatorConnection.frameOnly(op);
+  }
+
+  /**
+   * Submitting thread: sends {@code op}'s request from here when the connection is idle; true when the op is taken
+   * (sent, or its outcome was already decided), false when it must take the loop.
+   */
+  boolean trySend(TransferOp op) {
+    if (c.tls != null || c.dead || c.queued.get() != 0 || !eligible(op) || c.loop.onLoopThread()) return false;
+    if (!c.enter(TcpConnection.CALLER)) return false;
+    boolean wake = false;
+    try {
+      if (c.dead || c.queued.get() != 0 || c.head != null || c.sending != null || c.readStage != 0 || c.frameReady
+          || c.readBlocked || c.buffered() || c.resp.position() != 0) return false;
+      // cancelled before it was sent: its outcome is final already, and nothing goes on the wire
+      if (!op.beginLanding()) return true;
+      try {
+        op.nextInFlight = null;
+        op.laneSeq = c.nextSeq++;
+        c.prepare(op); // copies an inline payload from the caller's memory into the frame
+      } finally {
+        op.endLanding();
+      }
+      c.head = c.tail = op;
+      c.uncounted = op;
+      try {
+        while (c.frame.hasRemaining() && c.write(c.frame) > 0) {
+          // a small request on an idle connection fits the socket buffer; a full one leaves the rest to the loop
+        }
+      } catch (IOException e) {
+        c.frameReady = false;
+        c.peer.lost(TransportError.PEER_LOST, "write to " + c.peer.key + " failed: " + e);
+        return true;
+      }
+      if (c.frame.hasRemaining()) {
+        c.sending = c.lastInFrame = op;
+        c.packEnd[0] = c.frame.limit();
+        c.interest(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+        wake = true;
+        return true;
+      }
+      c.frameReady = false;
+      if (spinNanos > 0) {
+        c.callerPending = op;
+        c.callerSentNanos = System.nanoTime();
+        op.callerDrive = this;
+        c.interest(0); // the response is the caller's to read: the loop's selector need not wake for it
+      }
+      return true;
+    } finally {
+      c.exit();
+      if (wake) c.loop.wakeup();
+    }
+  }
+
+  @Override
+  public void drive(TransferOp op, long maxNanos) {
+    if (c.callerPending != op) return;
+    boolean entered = acquire();
+    int after = NOTHING;
+    try {
+      if (c.callerPending != op) return;
+      if (!entered || c.loop.onLoopThread()) {
+        // the loop thread itself waits (a listener's await): it must not spin on one connection
+        after = takeBack();
+        return;
+      }
+      long end = System.nanoTime() + Math.min(maxNanos, spinNanos);
+      c.callerReading = true;
+      try {
+        while (true) {
+          c.onReadable(); // reads what is there; completes the op once its whole response is in
+          if (c.callerPending != op || c.dead || !c.peer.alive() || System.nanoTime() - end >= 0) break;
+          Thread.onSpinWait();
+        }
+      } finally {
+        c.callerReading = false;
+      }
+      if (c.callerPending == op) {
+        after = takeBack();
+      } else {
+        // responses behind this one are the loop's: read interest back on, and what was read ahead is its to parse
+        c.interest(SelectionKey.OP_READ);
+        after = c.buffered() ? READ_TASK : NOTHING;
+      }
+    } finally {
+      if (entered) c.exit();
+      afterExit(after);
+    }
+  }
+
+  @Override
+  public void handOff(TransferOp op) {
+    if (c.callerPending != op) return;
+    boolean entered = acquire();
+    int after = NOTHING;
+    try {
+      if (c.callerPending == op) after = takeBack();
+    } finally {
+      if (entered) c.exit();
+      afterExit(after);
+    }
+  }
+
+  private static final int NOTHING = 0, WAKE = 1, READ_TASK = 2;
+
+  /**
+   * Holder of the connection: the pending op's response becomes the loop's to read. Returns what must happen once
+   * the connection is let go: wake the selector (so that it registers the read interest again), or, when bytes were
+   * read ahead where the selector cannot see them, a task that reads them.
+   */
+  int takeBack() {
+    TransferOp op = c.callerPending;
+    if (op == null) return NOTHING;
+    c.callerPending = null;
+    op.callerDrive = null;
+    c.interest(SelectionKey.OP_READ);
+    return c.buffered() ? READ_TASK : WAKE;
+  }
+
+  private void afterExit(int after) {
+    if (after == WAKE) {
+      c.loop.wakeup();
+    } else if (after == READ_TASK) {
+      try {
+        c.loop.execute(() -> {
+          c.enterWaiting(TcpConnection.LOOP);
+          try {
+            if (!c.dead && c.buffered()) c.onReadable();
+          } finally {
+            c.exit();
+          }
+        });
+      } catch (IllegalStateException closed) {
+        // the loop closed and failed the connection, this op included
+      }
+    }
+  }
+
+  /** Takes the connection for this thread; false when the loop thread already holds it (this is that thread). */
+  private boolean acquire() {
+    if (c.owner() == TcpConnection.LOOP && c.loop.onLoopThread()) return false;
+    c.enterWaiting(TcpConnection.CALLER);
+    return true;
+  }
+}
