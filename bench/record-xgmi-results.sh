@@ -8,13 +8,16 @@
 #   lat-4k-nospin  the same with MORI_IO_AWAIT_SPIN=0us (the caller parks at once)
 #   batch-4096   4,096 x 4 KiB in one batchWrite                  (item 4: >= 100 GB/s; a raw copy loop beside it)
 #                sequential blocks (joined by the engine into one copy) and --block-order reversed (one kernel launch)
+#   batch-1024x16k-reversed  1,024 x 16 KiB in one batchWrite, reversed (issue 15 target 3: >= 300 GB/s on 2x H200)
 # and the machine they ran on. JVM flags (e.g. DEVICE_JAVA_OPTS for .device/run.sh) are passed on from the
 # environment and written to machine.txt. Written for the GPU machine, which has neither Maven nor git:
 #   MORI4J_CMD     how to run mori4j, e.g. "bash .device/run.sh org.mori4j.bench.Mori4jCommand" (default ./mori4j)
 #   MORI4J_COMMIT  the commit the build came from (else git, else "unknown")
 #   MORI4J_GPU_TARGET  the target's device (default 1 with two or more GPUs, else 0)
-#   MORI4J_XGMI_MODES  which of "same-process two-process" to run (default both; all ten runs take about
-#                      11-12 min on 1x H100, so on a machine with a 10-minute limit per command run one per call)
+#   MORI4J_XGMI_MODES  which of "same-process two-process" to run (default both; all twelve runs take about
+#                      12-14 min on 1x H100, so on a machine with a 10-minute limit per command run one per call)
+#   MORI4J_XGMI_RUNS   which runs, by name without the mode (default all: write-256m lat-4k lat-4k-nospin
+#                      batch-4096 batch-4096-reversed batch-1024x16k-reversed)
 # A failed run does not stop the others, but the script then exits 1.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,6 +46,7 @@ cat "$dir/machine.txt"
 failed=0
 run() {
   local name=$1; shift
+  case " ${MORI4J_XGMI_RUNS:-${name#*-process-}} " in *" ${name#*-process-} "*) ;; *) return 0;; esac
   echo "== mori4j bench $*" | tee "$dir/$name.txt"
   [ -n "${RUN_ENV:-}" ] && echo "env: $RUN_ENV" | tee -a "$dir/$name.txt"
   env ${RUN_ENV:-} "${mori4j[@]}" bench --backend xgmi --gpu-device 0 --target-gpu-device "$target" "$@" --json "$dir/$name.json" 2> "$dir/$name.stderr" | tee -a "$dir/$name.txt"
@@ -61,6 +65,7 @@ for mode in ${MORI4J_XGMI_MODES:-same-process two-process}; do
   # sequential 4 KiB blocks are contiguous and the engine joins them into one 16 MiB copy; reversed, each block
   # is its own entry and the batch is one gather/scatter kernel launch
   run "$mode-batch-4096-reversed" "${flag[@]}" --buffer-size 4096 --transfer-batch-size 4096 --enable-batch-transfer --block-order reversed --iters 200
+  run "$mode-batch-1024x16k-reversed" "${flag[@]}" --buffer-size 16K --transfer-batch-size 1024 --enable-batch-transfer --block-order reversed --iters 200
 done
 # an SVG beside every run's JSON: bandwidth and latency by size, the rows beside the baselines (subtitle from machine.txt)
 "${mori4j[@]}" plot --dir "$dir" || echo "plots not drawn (mori4j plot failed)" >&2

@@ -1,0 +1,137 @@
+package org.mori4j.bench.jmh;
+
+import com.typesafe.config.ConfigFactory;
+import java.util.concurrent.TimeUnit;
+import org.mori4j.io.BackendType;
+import org.mori4j.io.IoEngine;
+import org.mori4j.io.IoEngineConfig;
+import org.mori4j.io.IoEngineSession;
+import org.mori4j.io.MemoryDesc;
+import org.mori4j.io.MemoryLocationType;
+import org.mori4j.io.TransferStatus;
+import org.mori4j.io.XgmiBackendConfig;
+import org.mori4j.natives.gpu.DeviceBuffer;
+import org.mori4j.natives.gpu.GpuRuntimes;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The host-side cost of one XGMI {@code batchWrite} of {@code blocks} x 4 KiB up to its kernel launch (issue 15,
+ * target 3: at most 10 us for 4,096 blocks). Two engines in this JVM with the XGMI backend on
+ * {@link HostPathGpuRuntime} (no GPU: host memory, synchronous copies), a session between a local and a remote
+ * "device" buffer, and blocks in reversed every-other-slot order so the engine cannot join any two (the batch
+ * is one gather kernel launch, as {@code bench --block-order reversed} sends it). One invocation is the
+ * {@code batchWrite} call plus the caller's spin until the runtime has seen the launch: the engine's submit,
+ * the hand-off to the backend's worker (and its wake-up), the worker's checks of every block against the
+ * owner's registration, the block table written into the slot's pinned buffer, the table's upload call and
+ * the launch call itself. The gather the runtime then does in Java and the completion are outside the
+ * measured time (the per-invocation tear-down waits for the status), so the figure is what a real GPU would
+ * see in front of its kernel, on this machine's cores; the kernel's own time is {@code GatherKernelProbe}'s.
+ * {@code callOnly} is the {@code batchWrite} call alone (the caller's share).
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode({Mode.SampleTime})
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"})
+public class XgmiBatchHostBenchmark {
+  private static final String MODE = "jmh-host-path";
+  private static final long BLOCK = 4096;
+
+  @Param({"4096"})
+  public int blocks;
+
+  private HostPathGpuRuntime device;
+  private IoEngine initiator;
+  private IoEngine target;
+  private DeviceBuffer src;
+  private DeviceBuffer dst;
+  private IoEngineSession session;
+  private long[] offsets;
+  private long[] sizes;
+  private TransferStatus status;
+
+  @Setup(Level.Trial)
+  public void start() {
+    device = new HostPathGpuRuntime();
+    GpuRuntimes.register(MODE, device);
+    System.setProperty("mori4j.gpu.runtime", MODE);
+    ConfigFactory.invalidateCaches();
+    long bytes = 2L * blocks * BLOCK;
+    src = device.allocDevice(0, bytes);
+    dst = device.allocDevice(0, bytes);
+    initiator = IoEngine.create("jmh-xgmi-initiator", IoEngineConfig.loopback());
+    target = IoEngine.create("jmh-xgmi-target", IoEngineConfig.loopback());
+    initiator.createBackend(BackendType.XGMI, XgmiBackendConfig.defaults());
+    target.createBackend(BackendType.XGMI, XgmiBackendConfig.defaults());
+    initiator.registerRemoteEngine(target.engineDesc());
+    MemoryDesc local = initiator.registerMemory(src.address(), bytes, 0, MemoryLocationType.GPU);
+    MemoryDesc remote = target.registerMemory(dst.address(), bytes, 0, MemoryLocationType.GPU);
+    session = initiator.createSession(local, remote).orElseThrow(() -> new IllegalStateException("no session between the two engines"));
+    offsets = new long[blocks];
+    sizes = new long[blocks];
+    for (int i = 0; i < blocks; i++) {
+      offsets[i] = (long) (blocks - 1 - i) * 2 * BLOCK;
+      sizes[i] = BLOCK;
+    }
+    long launched = device.launches();
+    TransferStatus first = session.batchWrite(offsets, offsets, sizes, initiator.allocateTransferUid());
+    first.await();
+    if (!first.succeeded()) throw new IllegalStateException("first batch failed: " + first.code() + " " + first.message());
+    if (device.launches() != launched + 1) throw new IllegalStateException("the batch was not one kernel launch");
+  }
+
+  /** {@code batchWrite} and the spin until the runtime has seen the launch. */
+  @Benchmark
+  public long toLaunch() {
+    long before = device.launches();
+    status = session.batchWrite(offsets, offsets, sizes, initiator.allocateTransferUid());
+    while (device.launches() == before) {
+      // the launch may have happened (and the batch finished) between the two reads: look at the count again
+      if (!status.inProgress() && device.launches() == before)
+        throw new IllegalStateException("batch ended without a launch: " + status.code() + " " + status.message());
+      Thread.onSpinWait();
+    }
+    return device.lastLaunchNanos();
+  }
+
+  /** The {@code batchWrite} call alone. */
+  @Benchmark
+  public TransferStatus callOnly() {
+    status = session.batchWrite(offsets, offsets, sizes, initiator.allocateTransferUid());
+    return status;
+  }
+
+  @TearDown(Level.Invocation)
+  public void complete() {
+    TransferStatus s = status;
+    if (s == null) return;
+    s.await();
+    if (!s.succeeded()) throw new IllegalStateException("batch failed: " + s.code() + " " + s.message());
+    status = null;
+  }
+
+  @TearDown(Level.Trial)
+  public void stop() {
+    initiator.close();
+    target.close();
+    src.close();
+    dst.close();
+    device.shutdown();
+    System.clearProperty("mori4j.gpu.runtime");
+    ConfigFactory.invalidateCaches();
+    GpuRuntimes.register(MODE, null);
+  }
+}
