@@ -57,7 +57,12 @@ public final class Shmem implements AutoCloseable {
   private final PeerPaths paths;
   private final List<IpcMapping> heapMappings = new ArrayList<>();
   private final long[] peerHeapBase;
-  private final GpuStates states;
+  /** Every PE's init record (host, GPU), for {@link #sharesGpuWith}. */
+  private final PeerInfo[] peers;
+  /** The GPU-initiated endpoints to PEs without a direct path; null when every pair of PEs has one. */
+  private final RemotePeers remote;
+  /** Replaced when the registered-buffer table changes; modules initialised afterwards see the new one. */
+  private volatile GpuStates states;
   /** Registered buffers by local address. */
   private final TreeMap<Long, Registration> registrations = new TreeMap<>();
   private long history = 17;
@@ -76,6 +81,7 @@ public final class Shmem implements AutoCloseable {
     if (device >= count) throw new IllegalArgumentException("PE " + rank + ": device " + device + " does not exist (" + count + " GPUs visible)");
     this.heap = new SymmetricHeap(config.heapSize());
     DeviceBuffer memory = null;
+    RemotePeers remoteForCleanup = null;
     try {
       memory = gpu.allocDevice(device, config.heapSize());
       gpu.fill(memory.address(), (byte) 0, config.heapSize());
@@ -108,12 +114,18 @@ public final class Shmem implements AutoCloseable {
       checkAlike(new CollectiveCall("init-mapped", new long[0], 0, problem, new byte[0]));
       this.peerHeapBase = mapped;
       this.heapMemory = memory;
+      this.peers = peers;
       paths.log();
+      // collective on every PE; null when every pair has a direct path
+      this.remote = RemotePeers.open(bootstrap, config, device, paths, memory.address(), config.heapSize());
+      remoteForCleanup = remote;
       long flags = config.disableP2p() ? GpuStates.FLAG_P2P_DISABLED : 0;
-      this.states = new GpuStates(rank, n, (int) flags, config.heapSize(), memory.address(), 0, config.deviceWaitTimeout().toNanos(), mapped);
+      this.states = new GpuStates(rank, n, (int) flags, config.heapSize(), memory.address(), 0, config.deviceWaitTimeout().toNanos(), mapped,
+          remote == null ? GpuStates.Remote.NONE : remote.tables());
       LOG.info("shmem PE {}/{} up on GPU {} ({}), heap {} bytes at 0x{}", rank, n, device, gpu.pciBusId(device), config.heapSize(),
           Long.toHexString(memory.address()));
     } catch (RuntimeException e) {
+      if (remoteForCleanup != null) remoteForCleanup.close();
       for (IpcMapping m : heapMappings) m.close();
       heapMappings.clear();
       if (memory != null) memory.close();
@@ -196,9 +208,50 @@ public final class Shmem implements AutoCloseable {
     return bootstrap.size();
   }
 
-  /** Queue pairs per peer for RDMA; 1, since this library reaches peers by P2P only. */
+  /**
+   * GPU-initiated endpoints (queue pairs) per peer that this PE reaches through them
+   * ({@code mori4j.shmem.num-qp-per-pe}); 1 when it reaches every peer directly (P2P has no queue pairs and
+   * ignores qpId), so that code spreading work over {@code qpId % numQpPerPe} works either way.
+   */
   public int numQpPerPe() {
-    return 1;
+    return remote == null || remote.numQpPerPe() == 0 ? 1 : remote.numQpPerPe();
+  }
+
+  /** Whether PE {@code pe}'s heap is mapped here (P2P); false means device calls to it go through endpoints. */
+  public boolean hasDirectPath(int pe) {
+    if (pe < 0 || pe >= nPes()) throw new IllegalArgumentException("hasDirectPath: pe " + pe + " is out of range 0.." + (nPes() - 1));
+    return peerHeapBase[pe] != 0;
+  }
+
+  /** Whether PE {@code pe}'s heap is on this PE's GPU (the same host and PCI location), whatever the path. */
+  public boolean sharesGpuWith(int pe) {
+    if (pe < 0 || pe >= nPes()) throw new IllegalArgumentException("sharesGpuWith: pe " + pe + " is out of range 0.." + (nPes() - 1));
+    return peers[pe].host().equals(peers[myPe()].host()) && peers[pe].pciBusId().equalsIgnoreCase(peers[myPe()].pciBusId());
+  }
+
+  /**
+   * Error completions that this PE's GPU-initiated endpoints saw (wrong key, bounds, a lost peer), one line
+   * each; empty when there were none or the PE has no endpoints.
+   */
+  public List<String> endpointErrors() {
+    return remote == null ? List.of() : remote.errors();
+  }
+
+  /**
+   * Collective host exchange of a few numbers: every PE passes an array of the same length and gets every PE's,
+   * indexed by rank (for agreements between PEs that cannot read each other's memory).
+   */
+  public synchronized long[][] exchangeLongs(long[] mine) {
+    checkLive();
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(8 * mine.length);
+    for (long v : mine) b.putLong(v);
+    CollectiveCall[] all = checkAlike(new CollectiveCall("exchangeLongs", new long[] {mine.length}, history).withExtra(b.array()));
+    long[][] out = new long[all.length][mine.length];
+    for (int p = 0; p < all.length; p++) {
+      java.nio.ByteBuffer r = java.nio.ByteBuffer.wrap(all[p].extra());
+      for (int k = 0; k < mine.length; k++) out[p][k] = r.getLong();
+    }
+    return out;
   }
 
   /** The GPU ordinal (in this process) of this PE's heap. */
@@ -287,13 +340,16 @@ public final class Shmem implements AutoCloseable {
   /**
    * Makes {@code size} bytes of device memory at {@code ptr} (allocated elsewhere, e.g. by a framework, on this
    * PE's GPU) reachable from the other PEs; collective, with the same size on every PE. Afterwards
-   * {@link #ptrP2p} translates addresses inside it. Returns 0 (MORI's status code); errors throw.
+   * {@link #ptrP2p} translates addresses inside it, and with GPU-initiated endpoints it is a memory region the
+   * device may use as the local side of puts and gets (modules initialised after the call see it). Returns 0
+   * (MORI's status code); errors throw.
    */
   public synchronized int bufferRegister(long ptr, long size) {
     checkLive();
     String problem = null;
     byte[] handle = new byte[0];
     long base = 0;
+    GpuStates.RegisteredBuffer proxyBuffer = null;
     try {
       PointerInfo info = gpu.requireDeviceMemory(ptr, size, device);
       if (ptr < heapMemory.address() + heap.size() && ptr + size > heapMemory.address()) problem = "it overlaps the symmetric heap, which is symmetric already";
@@ -301,13 +357,22 @@ public final class Shmem implements AutoCloseable {
       if (before != null && before.getKey() + before.getValue().size > ptr) problem = "it overlaps the registered buffer at 0x" + Long.toHexString(before.getKey());
       base = info.rangeStart();
       if (problem == null) handle = gpu.ipcHandle(base);
+      if (problem == null && remote != null && states.remote().registered().size() >= GpuStates.MAX_REGISTERED)
+        problem = "the device's table of registered buffers is full (" + GpuStates.MAX_REGISTERED + ")";
+      if (problem == null && remote != null) proxyBuffer = remote.register(ptr, size, device);
     } catch (RuntimeException e) {
       problem = e.getMessage();
     }
     CollectiveCall mine = new CollectiveCall("bufferRegister", new long[] {size}, history, problem == null ? null
         : "bufferRegister(0x" + Long.toHexString(ptr) + ", " + size + ") on PE " + myPe() + ": " + problem, handle);
     java.nio.ByteBuffer extra = java.nio.ByteBuffer.allocate(16 + handle.length).putLong(ptr).putLong(ptr - base).put(handle);
-    CollectiveCall[] all = checkAlike(mine.withExtra(extra.array()));
+    CollectiveCall[] all;
+    try {
+      all = checkAlike(mine.withExtra(extra.array()));
+    } catch (RuntimeException e) {
+      if (proxyBuffer != null) remote.deregister(ptr);
+      throw e;
+    }
     int n = nPes();
     long[] addresses = new long[n], offsets = new long[n];
     byte[][] handles = new byte[n][];
@@ -321,6 +386,11 @@ public final class Shmem implements AutoCloseable {
     List<IpcMapping> owned = new ArrayList<>();
     long[] mapped = paths.map(addresses, offsets, handles, owned);
     registrations.put(ptr, new Registration(ptr, size, mapped, owned));
+    if (proxyBuffer != null) {
+      List<GpuStates.RegisteredBuffer> table = new ArrayList<>(states.remote().registered());
+      table.add(proxyBuffer);
+      states = states.withRemote(states.remote().withRegistered(table));
+    }
     return 0;
   }
 
@@ -333,6 +403,12 @@ public final class Shmem implements AutoCloseable {
     CollectiveCall mine = new CollectiveCall("bufferDeregister", new long[] {size}, history);
     checkAlike(problem == null ? mine : mine.withProblem(problem));
     registrations.remove(ptr).close();
+    if (remote != null) {
+      remote.deregister(ptr);
+      List<GpuStates.RegisteredBuffer> table = new ArrayList<>(states.remote().registered());
+      table.removeIf(b -> b.base() == ptr);
+      states = states.withRemote(states.remote().withRegistered(table));
+    }
     return 0;
   }
 
@@ -373,8 +449,9 @@ public final class Shmem implements AutoCloseable {
     checkLive();
     if (stream.device() != device) throw new IllegalArgumentException("barrierAll: the stream is on GPU " + stream.device() + ", this PE on GPU " + device);
     for (int p = 0; p < nPes(); p++) {
-      // the kernel signals every PE through its mapping; without one it would trap on the stream
-      if (peerHeapBase[p] == 0) throw new ShmemException("barrierAll(stream) needs a direct path to every PE: " + paths.describe(p));
+      // the kernel signals every PE through its mapping or its endpoint; with neither it would trap on the stream
+      if (peerHeapBase[p] == 0 && (remote == null || remote.numQpPerPe() == 0))
+        throw new ShmemException("barrierAll(stream) needs a direct path or an endpoint to every PE: " + paths.describe(p));
     }
     if (barrierModule == null) barrierModule = ShmemKernels.compile(this, "", "mori_shmem_barrier.cu");
     streamBarriers++;
@@ -418,6 +495,8 @@ public final class Shmem implements AutoCloseable {
     } finally {
       finalized = true;
       if (barrierModule != null) barrierModule.close();
+      // the endpoints go before the heap: their regions name it
+      if (remote != null) remote.close();
       for (Registration r : registrations.values()) r.close();
       registrations.clear();
       for (IpcMapping m : heapMappings) m.close();

@@ -21,9 +21,10 @@ import java.util.Objects;
  * @param timeout longest wait of a collective host call
  * @param deviceWaitTimeout longest device-side wait before the kernel traps; zero waits for ever
  * @param clusterRole the role of the cluster members that form the PE group
+ * @param numQpPerPe GPU-initiated endpoints per peer without a direct path (1..{@link GpuStates#MAX_QP_PER_PE})
  */
 public record ShmemConfig(long heapSize, boolean disableP2p, String rdmaDevices, String gpuRuntime, int device, String bootstrapHost,
-                          Duration timeout, Duration deviceWaitTimeout, String clusterRole) {
+                          Duration timeout, Duration deviceWaitTimeout, String clusterRole, int numQpPerPe) {
   /** The smallest heap: the library's own words take the first {@link SymmetricHeap#INTERNAL_BYTES}. */
   public static final long MIN_HEAP_SIZE = 1 << 20;
 
@@ -37,6 +38,18 @@ public record ShmemConfig(long heapSize, boolean disableP2p, String rdmaDevices,
     if (deviceWaitTimeout == null || deviceWaitTimeout.isNegative())
       throw new IllegalArgumentException("device wait timeout " + deviceWaitTimeout + " must be zero or positive");
     Objects.requireNonNull(clusterRole, "clusterRole");
+    if (numQpPerPe < 1 || numQpPerPe > GpuStates.MAX_QP_PER_PE)
+      throw new IllegalArgumentException("num-qp-per-pe " + numQpPerPe + " is out of range 1.." + GpuStates.MAX_QP_PER_PE);
+  }
+
+  /** The settings without {@code numQpPerPe} (1 endpoint per peer). */
+  public ShmemConfig(long heapSize, boolean disableP2p, String rdmaDevices, String gpuRuntime, int device, String bootstrapHost, Duration timeout,
+                     Duration deviceWaitTimeout, String clusterRole) {
+    this(heapSize, disableP2p, rdmaDevices, gpuRuntime, device, bootstrapHost, timeout, deviceWaitTimeout, clusterRole, 1);
+  }
+
+  public ShmemConfig withNumQpPerPe(int n) {
+    return new ShmemConfig(heapSize, disableP2p, rdmaDevices, gpuRuntime, device, bootstrapHost, timeout, deviceWaitTimeout, clusterRole, n);
   }
 
   /** The settings of {@code ConfigFactory.load()} (reference.conf with the environment). */
@@ -49,39 +62,40 @@ public record ShmemConfig(long heapSize, boolean disableP2p, String rdmaDevices,
     Config c = config.getConfig("mori4j.shmem");
     return new ShmemConfig(parseSize(c.getString("heap-size"), "mori4j.shmem.heap-size (MORI_SHMEM_HEAP_SIZE)"),
         parseEnabled(c.getString("disable-p2p")), c.getString("rdma-devices"), c.getString("gpu-runtime"), c.getInt("device"),
-        c.getString("bootstrap-host"), c.getDuration("timeout"), c.getDuration("device-wait-timeout"), c.getString("cluster-role"));
+        c.getString("bootstrap-host"), c.getDuration("timeout"), c.getDuration("device-wait-timeout"), c.getString("cluster-role"),
+        c.getInt("num-qp-per-pe"));
   }
 
   public ShmemConfig withHeapSize(long bytes) {
-    return new ShmemConfig(bytes, disableP2p, rdmaDevices, gpuRuntime, device, bootstrapHost, timeout, deviceWaitTimeout, clusterRole);
+    return new ShmemConfig(bytes, disableP2p, rdmaDevices, gpuRuntime, device, bootstrapHost, timeout, deviceWaitTimeout, clusterRole, numQpPerPe);
   }
 
   public ShmemConfig withDisableP2p(boolean disable) {
-    return new ShmemConfig(heapSize, disable, rdmaDevices, gpuRuntime, device, bootstrapHost, timeout, deviceWaitTimeout, clusterRole);
+    return new ShmemConfig(heapSize, disable, rdmaDevices, gpuRuntime, device, bootstrapHost, timeout, deviceWaitTimeout, clusterRole, numQpPerPe);
   }
 
   public ShmemConfig withGpuRuntime(String runtime) {
-    return new ShmemConfig(heapSize, disableP2p, rdmaDevices, runtime, device, bootstrapHost, timeout, deviceWaitTimeout, clusterRole);
+    return new ShmemConfig(heapSize, disableP2p, rdmaDevices, runtime, device, bootstrapHost, timeout, deviceWaitTimeout, clusterRole, numQpPerPe);
   }
 
   public ShmemConfig withDevice(int ordinal) {
-    return new ShmemConfig(heapSize, disableP2p, rdmaDevices, gpuRuntime, ordinal, bootstrapHost, timeout, deviceWaitTimeout, clusterRole);
+    return new ShmemConfig(heapSize, disableP2p, rdmaDevices, gpuRuntime, ordinal, bootstrapHost, timeout, deviceWaitTimeout, clusterRole, numQpPerPe);
   }
 
   public ShmemConfig withTimeout(Duration d) {
-    return new ShmemConfig(heapSize, disableP2p, rdmaDevices, gpuRuntime, device, bootstrapHost, d, deviceWaitTimeout, clusterRole);
+    return new ShmemConfig(heapSize, disableP2p, rdmaDevices, gpuRuntime, device, bootstrapHost, d, deviceWaitTimeout, clusterRole, numQpPerPe);
   }
 
   public ShmemConfig withDeviceWaitTimeout(Duration d) {
-    return new ShmemConfig(heapSize, disableP2p, rdmaDevices, gpuRuntime, device, bootstrapHost, timeout, d, clusterRole);
+    return new ShmemConfig(heapSize, disableP2p, rdmaDevices, gpuRuntime, device, bootstrapHost, timeout, d, clusterRole, numQpPerPe);
   }
 
   public ShmemConfig withBootstrapHost(String host) {
-    return new ShmemConfig(heapSize, disableP2p, rdmaDevices, gpuRuntime, device, host, timeout, deviceWaitTimeout, clusterRole);
+    return new ShmemConfig(heapSize, disableP2p, rdmaDevices, gpuRuntime, device, host, timeout, deviceWaitTimeout, clusterRole, numQpPerPe);
   }
 
   public ShmemConfig withClusterRole(String role) {
-    return new ShmemConfig(heapSize, disableP2p, rdmaDevices, gpuRuntime, device, bootstrapHost, timeout, deviceWaitTimeout, role);
+    return new ShmemConfig(heapSize, disableP2p, rdmaDevices, gpuRuntime, device, bootstrapHost, timeout, deviceWaitTimeout, role, numQpPerPe);
   }
 
   /**

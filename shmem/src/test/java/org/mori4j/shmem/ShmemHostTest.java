@@ -158,10 +158,8 @@ class ShmemHostTest {
       assertEquals(obj[0], g.pe(0).ptrP2p(obj[0], 0, 0));
       assertEquals(GpuStates.FLAG_P2P_DISABLED, g.pe(0).gpuStates().flags());
       assertEquals(0, g.pe(0).gpuStates().peerHeapBase()[1]);
-      try (GpuStream s = g.pe(0).gpu().createStream(g.pe(0).device())) {
-        ShmemException e = assertThrows(ShmemException.class, () -> g.pe(0).barrierAll(s));
-        assertTrue(e.getMessage().contains("PE 0 -> PE 1: no direct path: MORI_DISABLE_P2P is on"), e.getMessage());
-      }
+      // the endpoints that replace the mapping: ShmemRemotePeersTest
+      assertEquals(1, g.pe(0).gpuStates().remote().numQpPerPe());
     }
   }
 

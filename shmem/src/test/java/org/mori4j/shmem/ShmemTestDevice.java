@@ -43,6 +43,7 @@ final class ShmemTestDevice {
     this.name = "shmem-test-" + ProcessHandle.current().pid() + "-" + NAMES.incrementAndGet();
     gpu.defineGlobal(GpuStates.SYMBOL, GpuStates.LAYOUT.byteSize());
     gpu.defineKernel(ShmemKernels.STREAM_BARRIER_KERNEL, ShmemTestDevice::streamBarrier);
+    gpu.defineKernel("mori4j_gpuinit_atomic", ShmemTestDevice::proxyAtomic);
     GpuRuntimes.register(name, gpu);
   }
 
@@ -78,6 +79,22 @@ final class ShmemTestDevice {
         LockSupport.parkNanos(20_000);
       }
     }
+  }
+
+  /**
+   * The GPU-initiated proxy's atomic kernel ({@code mori4j_gpuinit_atomic(target, cas, compareAdd, swap, old)} of
+   * engine-actors' GpuAtomics), to its contract: one 64-bit fetch-add or compare-and-swap, the old value stored.
+   */
+  private static void proxyAtomic(HostBackedGpuRuntime.Launch launch) {
+    java.util.List<byte[]> a = launch.args();
+    long target = ByteBuffer.wrap(a.get(0)).order(ByteOrder.LITTLE_ENDIAN).getLong();
+    boolean cas = ByteBuffer.wrap(a.get(1)).order(ByteOrder.LITTLE_ENDIAN).getInt() != 0;
+    long compareAdd = ByteBuffer.wrap(a.get(2)).order(ByteOrder.LITTLE_ENDIAN).getLong();
+    long swap = ByteBuffer.wrap(a.get(3)).order(ByteOrder.LITTLE_ENDIAN).getLong();
+    long old = ByteBuffer.wrap(a.get(4)).order(ByteOrder.LITTLE_ENDIAN).getLong();
+    MemorySegment word = at(target, 8);
+    long v = cas ? (long) LONG.compareAndExchange(word, 0L, compareAdd, swap) : (long) LONG.getAndAdd(word, 0L, compareAdd);
+    LONG.setVolatile(at(old, 8), 0L, v);
   }
 
   private static MemorySegment at(long address, long size) {

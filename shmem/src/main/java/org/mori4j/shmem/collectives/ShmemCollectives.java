@@ -14,7 +14,6 @@ import org.mori4j.natives.gpu.GpuModule;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.gpu.GpuStream;
 import org.mori4j.natives.gpu.KernelArgs;
-import org.mori4j.natives.gpu.PointerInfo;
 import org.mori4j.shmem.GpuStates;
 import org.mori4j.shmem.Shmem;
 import org.mori4j.shmem.ShmemException;
@@ -27,8 +26,10 @@ import org.mori4j.shmem.ShmemKernels;
  * the same calls in the same order with the same arguments, each on a stream of its own GPU, and a call returns
  * once its kernel is queued. Calls of one PE must be ordered (one stream, or streams the caller orders): each
  * kernel starts after the PE's previous collective has finished. The buffer must be symmetric heap memory
- * ({@link Shmem#malloc}); the kernels reach the peers' copies through their heap mappings, so every PE needs a
- * direct (P2P) path to every other.
+ * ({@link Shmem#malloc}). Kernel A ({@link AllReduceAlgorithm#P2P_READ}), broadcast and all-gather reach the
+ * peers' copies through their heap mappings and need a direct (P2P) path to every PE; kernel B
+ * ({@link AllReduceAlgorithm#PUT_SIGNAL}) also runs over the device API's GPU-initiated endpoints, so a group
+ * where some peer has no direct path (another host, {@code MORI_DISABLE_P2P}) all-reduces with kernel B.
  *
  * <p>It owns, in the symmetric heap, the signal words of the kernels' barriers and the scratch area of the
  * put-and-signal all-reduce, and the compiled module; {@link #create} and {@link #close} are collective.
@@ -96,6 +97,8 @@ public final class ShmemCollectives implements AutoCloseable {
   private final long control;
   private final long scratch;
   private final GpuModule module;
+  /** Every peer reached through a mapping. */
+  private final boolean direct;
   private long epoch;
   private boolean closed;
 
@@ -109,6 +112,7 @@ public final class ShmemCollectives implements AutoCloseable {
     this.control = control;
     this.scratch = scratch;
     this.module = module;
+    this.direct = allDirect(shmem);
   }
 
   /** {@link #create(Shmem, Settings)} with {@link Settings#defaults()}. */
@@ -119,11 +123,16 @@ public final class ShmemCollectives implements AutoCloseable {
   /**
    * Collective: allocates the signal words (and kernel B's scratch) in the symmetric heap, makes the PEs agree on
    * the grid size and settings, and compiles the kernels for this PE's GPU. Throws on every PE alike when the PEs
-   * passed different settings; throws when a peer has no direct path from this PE.
+   * passed different settings. Peers without a direct path are allowed (kernel B reaches them through
+   * endpoints); such a group needs kernel B's scratch ({@code putScratchBytes > 0}).
    */
   public static ShmemCollectives create(Shmem shmem, Settings settings) {
     int n = shmem.nPes(), me = shmem.myPe();
     GpuRuntime gpu = shmem.gpu();
+    // (before any collective step: paths are symmetric, so every PE of such a group refuses alike)
+    if (n > 1 && !allDirect(shmem) && settings.putScratchBytes() == 0)
+      throw new IllegalArgumentException("ShmemCollectives.create: PE " + me + " has no direct path to some peer (another host, or MORI_DISABLE_P2P), "
+          + "so all-reduce must run kernel B (PUT_SIGNAL) over the GPU-initiated endpoints, and Settings.putScratchBytes is 0");
     long controlBytes = SIGNAL_BYTES + (long) GpuStates.MAX_PES * AGREEMENT_LONGS * 8;
     long control = shmem.malloc(controlBytes);
     long scratch = 0;
@@ -142,7 +151,7 @@ public final class ShmemCollectives implements AutoCloseable {
     gpu.fill(control, (byte) 0, controlBytes);
     int local = settings.maxBlocks() > 0 ? settings.maxBlocks() : localBlockLimit(shmem);
     long[] mine = {local, settings.putScratchBytes(), settings.putSignalMaxBytes(), n};
-    long[][] all = agree(shmem, control + SIGNAL_BYTES, mine);
+    long[][] all = allDirect(shmem) ? agree(shmem, control + SIGNAL_BYTES, mine) : shmem.exchangeLongs(mine);
     for (int p = 0; p < n; p++) {
       for (int k = 1; k < AGREEMENT_LONGS && mismatch == null; k++)
         if (all[p][k] != mine[k])
@@ -213,15 +222,14 @@ public final class ShmemCollectives implements AutoCloseable {
   static int localBlockLimit(Shmem shmem) {
     GpuRuntime gpu = shmem.gpu();
     int sharing = 0;
-    for (int p = 0; p < shmem.nPes(); p++) {
-      long peerHeap = shmem.ptrP2p(shmem.heapBase(), shmem.myPe(), p);
-      if (peerHeap == 0)
-        throw new ShmemException("ShmemCollectives: PE " + p + " has no direct path from PE " + shmem.myPe()
-            + " (another host, or MORI_DISABLE_P2P); the collectives' kernels reach peers through P2P mappings only");
-      PointerInfo info = gpu.pointerInfo(peerHeap);
-      if (info.device() == shmem.device()) sharing++;
-    }
+    for (int p = 0; p < shmem.nPes(); p++) if (shmem.sharesGpuWith(p)) sharing++;
     return Math.clamp(gpu.multiprocessorCount(shmem.device()) / Math.max(1, sharing), 1, MAX_BLOCKS);
+  }
+
+  /** Whether every peer's heap is mapped here (else some are reached through GPU-initiated endpoints). */
+  static boolean allDirect(Shmem shmem) {
+    for (int p = 0; p < shmem.nPes(); p++) if (!shmem.hasDirectPath(p)) return false;
+    return true;
   }
 
   /**
@@ -265,6 +273,7 @@ public final class ShmemCollectives implements AutoCloseable {
 
   /** The kernel {@link AllReduceAlgorithm#AUTO} runs for a message of {@code bytes}. */
   public AllReduceAlgorithm allReduceAlgorithmFor(long bytes) {
+    if (!direct) return AllReduceAlgorithm.PUT_SIGNAL; // kernel A needs P2P mappings of every peer
     return scratch != 0 && bytes <= settings.putSignalMaxBytes() ? AllReduceAlgorithm.PUT_SIGNAL : AllReduceAlgorithm.P2P_READ;
   }
 
@@ -289,6 +298,9 @@ public final class ShmemCollectives implements AutoCloseable {
     checkBuffer("allReduce", buffer, bytes, type);
     if (count == 0) return;
     AllReduceAlgorithm use = algorithm == AllReduceAlgorithm.AUTO ? allReduceAlgorithmFor(bytes) : algorithm;
+    if (use == AllReduceAlgorithm.P2P_READ && !direct)
+      throw new IllegalArgumentException("allReduce: P2P_READ reads the peers' buffers through P2P mappings, and PE " + me + " has no direct path to "
+          + "some peer (another host, or MORI_DISABLE_P2P); use PUT_SIGNAL or AUTO, which run over the GPU-initiated endpoints");
     long e = ++epoch;
     if (use == AllReduceAlgorithm.PUT_SIGNAL) {
       if (scratch == 0 || bytes > settings.putScratchBytes())
@@ -315,6 +327,7 @@ public final class ShmemCollectives implements AutoCloseable {
     checkOpen();
     if (type == null) throw new IllegalArgumentException("broadcast: type must not be null");
     if (root < 0 || root >= n) throw new IllegalArgumentException("broadcast: root " + root + " is out of range 0.." + (n - 1));
+    requireDirect("broadcast");
     long bytes = bytes("broadcast", count, type);
     checkStream("broadcast", stream);
     checkBuffer("broadcast", buffer, bytes, type);
@@ -331,6 +344,7 @@ public final class ShmemCollectives implements AutoCloseable {
   public synchronized void allGather(long buffer, long countPerPe, ShmemDataType type, GpuStream stream) {
     checkOpen();
     if (type == null) throw new IllegalArgumentException("allGather: type must not be null");
+    requireDirect("allGather");
     long slice = bytes("allGather", countPerPe, type);
     long bytes;
     try {
@@ -393,6 +407,13 @@ public final class ShmemCollectives implements AutoCloseable {
     long scratchEnd = scratch + settings.putScratchBytes() * (n - 1);
     if (scratch != 0 && bytes > 0 && buffer < scratchEnd && buffer + bytes > scratch)
       throw new IllegalArgumentException(String.format(Locale.ROOT, "%s: buffer 0x%x + %d bytes overlaps the collectives' scratch area at 0x%x", op, buffer, bytes, scratch));
+  }
+
+  /** Broadcast and all-gather copy through the peers' mappings; over endpoints they are not written yet. */
+  private void requireDirect(String op) {
+    if (!direct)
+      throw new IllegalStateException(op + " needs a direct (P2P) path to every PE, and PE " + me + " has none to some peer (another host, or "
+          + "MORI_DISABLE_P2P); only all-reduce (kernel B) runs over the GPU-initiated endpoints so far");
   }
 
   private void checkOpen() {

@@ -206,19 +206,10 @@ MORI_SHMEM_DEVICE void* mori_shmem_internal_route(const void* symmetric, int pe,
   return 0;
 }
 
-// Where an atomic on pe goes: through pe's endpoint whenever it has one (the host gives a PE a loopback
-// endpoint to itself and endpoints to every peer once any PE of the group lacks a direct path, so that every
-// atomic on a word is executed by the same agent and is atomic with the others), else the direct address.
+// Where an atomic on pe goes: as puts do. The proxy executes GPU-memory atomics at the target with a kernel's
+// system-scope atomics, so they are atomic with the target's own and its direct-path peers' atomics.
 MORI_SHMEM_DEVICE void* mori_shmem_internal_atomic_route(const void* symmetric, int pe, int qpId, unsigned long long* ep) {
-  *ep = 0;
-  const unsigned long long e = mori_shmem_internal_endpoint(pe, qpId);
-  if (e != 0 && globalGpuStates.version == MORI_SHMEM_STATES_VERSION) {
-    if ((unsigned long long) symmetric - globalGpuStates.heapBase >= globalGpuStates.heapSize)
-      mori_shmem_internal_fail("address is not in the symmetric heap", (unsigned long long) symmetric, pe);
-    *ep = e;
-    return 0;
-  }
-  return mori_shmem_internal_remote(symmetric, pe);
+  return mori_shmem_internal_route(symmetric, pe, qpId, ep);
 }
 
 // Copies bytes with lanes [lane, lanes) of the caller's group: 16-byte words when both ends share their

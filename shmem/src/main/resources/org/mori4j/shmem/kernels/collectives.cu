@@ -130,11 +130,19 @@ static __device__ __forceinline__ u64* mori4j_slot(u64* signals, int phase, int 
   return signals + ((u64) (phase * MORI4J_COLL_MAX_BLOCKS + block) * MORI_SHMEM_MAX_PES + pe);
 }
 
-// Thread 0 only: stores value into this block's slot (phase, me) on pe, after everything this block wrote.
+// Thread 0 only: stores value into this block's slot (phase, me) on pe, after everything this block wrote:
+// through the peer mapping, or (no direct path) as a fenced 8-byte write on the block's endpoint to pe, which
+// the proxy starts only after the block's earlier writes on that endpoint completed.
 static __device__ __forceinline__ void mori4j_signal(u64* signals, int phase, u64 value, int pe) {
   u64* slot = mori4j_slot(signals, phase, blockIdx.x, mori_shmem_my_pe());
-  u64* remote = (u64*) mori_shmem_internal_remote(slot, pe);
-  atomicExch_system(remote, value);
+  const u64 direct = mori_shmem_ptr_p2p((uint64_t) slot, mori_shmem_my_pe(), pe);
+  if (direct != 0) {
+    atomicExch_system((u64*) direct, value);
+  } else {
+    unsigned long long ep;
+    mori_shmem_internal_route(slot, pe, blockIdx.x, &ep);
+    mori_shmem_internal_proxy_p(ep, slot, value, 8, MORI_SHMEM_WR_FENCE, pe);
+  }
 }
 
 // Thread 0 only: waits until the slot (phase, pe) of this block holds at least value.
@@ -241,7 +249,9 @@ static __device__ __forceinline__ u64 mori4j_slot_of(int source, int owner) { re
 
 // ---- kernel B: every PE puts its buffer, chunk by chunk, into its slot of every other PE's scratch area
 // with a signal per chunk, then reduces its own copy locally in PE order as the
-// chunks arrive. Block b puts and reduces the chunks c with c % gridDim.x == b, so its chunk signals tell
+// chunks arrive. A peer without a direct path gets each chunk as one RDMA write on the block's endpoint
+// (qpId = block) followed by the fenced signal, and the kernel quiets its endpoints before it ends, so that the
+// caller may overwrite the buffer once the kernel is done. Block b puts and reduces the chunks c with c % gridDim.x == b, so its chunk signals tell
 // block b of the receiver exactly what it waits for. No end barrier: nobody writes into a PE's buffer, and the
 // next call's start barrier keeps senders out of a scratch slot until its owner has finished this call. ----
 
@@ -251,7 +261,9 @@ static __device__ void mori4j_allreduce_put(typename Ops::S* buf, typename Ops::
   typedef typename Ops::S S;
   __shared__ u64 peerScratch[MORI_SHMEM_MAX_PES];
   const int n = mori_shmem_n_pes(), me = mori_shmem_my_pe();
-  mori4j_peer_addresses(scratch, peerScratch);
+  // 0 for a peer without a direct path (reached through its endpoint)
+  for (int p = threadIdx.x; p < n; p += blockDim.x) peerScratch[p] = mori_shmem_ptr_p2p((uint64_t) scratch, me, p);
+  __syncthreads();
   mori4j_barrier(signals, MORI4J_COLL_PHASE_START, epoch, true, -1, true, -1);
 
   const u64 chunks = (count + chunkElems - 1) / chunkElems;
@@ -264,6 +276,10 @@ static __device__ void mori4j_allreduce_put(typename Ops::S* buf, typename Ops::
     const u64 bytes = elems * sizeof(S);
     for (int k = 1; k < n; k++) {
       const int q = (me + k) % n;
+      if (peerScratch[q] == 0) {
+        mori_shmem_putmem_nbi_block(scratch + mori4j_slot_of(me, q) * slotElems + first, src, bytes, q, blockIdx.x);
+        continue;
+      }
       unsigned char* dst = (unsigned char*) (((S*) peerScratch[q]) + mori4j_slot_of(me, q) * slotElems + first);
       u64 words = 0;
       if (vectors) {
@@ -314,6 +330,9 @@ static __device__ void mori4j_allreduce_put(typename Ops::S* buf, typename Ops::
       buf[first + i] = Ops::store(acc);
     }
   }
+  // the proxy reads buf for the peers' writes after this block's last put: nothing leaves before they are done
+  __syncthreads();
+  if (t == 0) mori_shmem_internal_quiet_all();
 }
 
 // ---- broadcast: every PE but the root reads the root's buffer into its own; the root's kernel ends when all

@@ -1,0 +1,374 @@
+package org.mori4j.shmem;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigValueFactory;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.mori4j.io.BackendType;
+import org.mori4j.io.EngineDesc;
+import org.mori4j.io.IoEngine;
+import org.mori4j.io.IoEngineConfig;
+import org.mori4j.io.MemoryLocationType;
+import org.mori4j.io.RdmaBackendConfig;
+import org.mori4j.io.TcpBackendConfig;
+import org.mori4j.io.gpuinit.EndpointHandle;
+import org.mori4j.io.gpuinit.GpuQueueLayout;
+import org.mori4j.io.gpuinit.RdmaDeviceContext;
+import org.mori4j.io.gpuinit.RdmaEndpoint;
+import org.mori4j.io.gpuinit.RdmaEndpointConfig;
+import org.mori4j.io.gpuinit.RdmaMemoryRegion;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How one PE reaches the PEs it has no direct path to (another host, {@code MORI_DISABLE_P2P}): through
+ * GPU-initiated endpoints ({@code org.mori4j.io.gpuinit}) whose work requests a host proxy executes with this
+ * PE's own {@link IoEngine} (TCP on the bootstrap host, plus RDMA when {@code MORI_RDMA_DEVICES} names devices
+ * and a provider opens). Built at init by {@link #open}, a collective step of every PE (PEs that need no
+ * endpoint still take part, so the exchanges stay in step): every pair of PEs where either side lacks a direct
+ * path gets {@code numQpPerPe} connected endpoints each way. The heap is one memory region (all access rights);
+ * {@link Shmem#bufferRegister} adds regions for the device's lkey table.
+ *
+ * <p>It owns an ActorSystem (remoting on the bootstrap host, {@code mori4j.gpu.runtime} set to the PE's GPU
+ * runtime, so the proxy and the engine use the PE's GPU), the engine, the context, the regions and the
+ * endpoints; {@link #close} releases them in reverse order. Everything the proxy moves is emulation of a NIC ("host proxy" in logs).
+ */
+final class RemotePeers implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(RemotePeers.class);
+
+  private final int rank;
+  private final int numQp;
+  private final ActorSystem<Void> system;
+  private final IoEngine engine;
+  private final RdmaDeviceContext context;
+  private final RdmaMemoryRegion heapRegion;
+  private final RdmaEndpoint[][] endpoints;
+  private final GpuStates.Remote tables;
+  private final Map<Long, RdmaMemoryRegion> buffers = new HashMap<>();
+  private boolean closed;
+
+  private RemotePeers(int rank, int numQp, ActorSystem<Void> system, IoEngine engine, RdmaDeviceContext context, RdmaMemoryRegion heapRegion, RdmaEndpoint[][] endpoints,
+                      GpuStates.Remote tables) {
+    this.rank = rank;
+    this.numQp = numQp;
+    this.system = system;
+    this.engine = engine;
+    this.context = context;
+    this.heapRegion = heapRegion;
+    this.endpoints = endpoints;
+    this.tables = tables;
+  }
+
+  /** Which peers this PE has no direct path to, as a bit mask (nPes is at most 64). */
+  static long noPathMask(PeerPaths paths, int nPes) {
+    long mask = 0;
+    for (int p = 0; p < nPes; p++) if (paths.kind(p) == PeerPaths.Kind.NONE) mask |= 1L << p;
+    return mask;
+  }
+
+  /**
+   * Collective. Returns null on every PE when every pair of PEs has a direct path (nothing is opened), else the
+   * endpoints of this PE (possibly none of its own, when only other pairs lack a path).
+   */
+  static RemotePeers open(Bootstrap bootstrap, ShmemConfig config, int device, PeerPaths paths, long heapBase, long heapSize) {
+    int rank = bootstrap.rank(), n = bootstrap.size();
+    byte[][] masks = bootstrap.allGather(longBytes(noPathMask(paths, n)), false);
+    boolean[] pair = new boolean[n];
+    boolean any = false;
+    for (int p = 0; p < n; p++) {
+      long theirs = bytesLong(masks[p]);
+      if (theirs != 0) any = true;
+      if (p != rank) pair[p] = (bytesLong(masks[rank]) & (1L << p)) != 0 || (theirs & (1L << rank)) != 0;
+    }
+    if (!any) return null;
+    int numQp = config.numQpPerPe();
+    boolean mine = false;
+    for (boolean b : pair) mine |= b;
+
+    ActorSystem<Void> system = null;
+    IoEngine engine = null;
+    RdmaDeviceContext context = null;
+    RdmaMemoryRegion heapRegion = null;
+    RdmaEndpoint[][] eps = new RdmaEndpoint[n][];
+    String problem = null;
+    byte[] record = new byte[0];
+    try {
+      if (mine) {
+        system = startSystem(config);
+        engine = IoEngine.create(system, "mori4j-shmem-" + UUID.randomUUID() + "-pe" + rank, new IoEngineConfig(config.bootstrapHost(), 0));
+        engine.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
+        if (!config.rdmaDevices().isBlank()) {
+          try {
+            engine.createBackend(BackendType.RDMA, RdmaBackendConfig.defaults());
+          } catch (RuntimeException e) {
+            LOG.info("shmem PE {}: no RDMA backend for the host proxy ({}); TCP moves the bytes", rank, e.getMessage());
+          }
+        }
+        context = RdmaDeviceContext.open(engine);
+        heapRegion = context.registerMemoryRegion(heapBase, heapSize, device, MemoryLocationType.GPU, GpuQueueLayout.ACCESS_ALL);
+        for (int p = 0; p < n; p++) {
+          if (!pair[p]) continue;
+          eps[p] = new RdmaEndpoint[numQp];
+          for (int q = 0; q < numQp; q++) eps[p][q] = context.createEndpoint(RdmaEndpointConfig.gpu(device));
+        }
+        record = Record.of(engine.engineDesc(), heapRegion, eps).toBytes();
+      }
+    } catch (RuntimeException e) {
+      problem = "PE " + rank + " could not open its GPU-initiated endpoints: " + e;
+    }
+    byte[][] all = bootstrap.allGather(Record.withProblem(problem, record), false);
+    String failure = null;
+    Record[] records = new Record[n];
+    for (int p = 0; p < n && failure == null; p++) {
+      try {
+        records[p] = Record.fromBytes(all[p], n);
+        if (records[p].problem != null) failure = records[p].problem;
+      } catch (RuntimeException e) {
+        failure = "PE " + p + " sent an unreadable endpoint record: " + e.getMessage();
+      }
+    }
+    try {
+      if (failure == null && mine) {
+        for (int p = 0; p < n; p++) {
+          if (!pair[p]) continue;
+          engine.registerRemoteEngine(records[p].engine);
+          for (int q = 0; q < numQp; q++) context.connectEndpoint(eps[p][q], records[p].handles[rank][q]);
+        }
+      }
+    } catch (RuntimeException e) {
+      failure = "PE " + rank + " could not connect its endpoints: " + e;
+    }
+    // nobody posts before every PE has connected its side
+    byte[][] connected = bootstrap.allGather(Record.withProblem(failure, new byte[0]), false);
+    for (int p = 0; p < n && failure == null; p++) {
+      String theirs = Record.problemOf(connected[p]);
+      if (theirs != null) failure = theirs;
+    }
+    if (failure != null) {
+      closeAll(eps, context, heapRegion, engine, system);
+      throw new ShmemException(failure);
+    }
+    long[] remoteBase = new long[n], epAddresses = new long[n * numQp];
+    int[] rkeys = new int[n];
+    for (int p = 0; p < n; p++) {
+      if (records[p].heap != null) {
+        remoteBase[p] = records[p].heap.address();
+        rkeys[p] = records[p].heap.rkey();
+      }
+      if (eps[p] != null) for (int q = 0; q < numQp; q++) epAddresses[p * numQp + q] = eps[p][q].address();
+    }
+    GpuStates.Remote tables = new GpuStates.Remote(mine ? numQp : 0, heapRegion == null ? 0 : heapRegion.lkey(), remoteBase, rkeys, epAddresses,
+        List.of());
+    RemotePeers r = new RemotePeers(rank, numQp, system, engine, context, heapRegion, eps, tables);
+    if (mine) {
+      StringBuilder who = new StringBuilder();
+      for (int p = 0; p < n; p++) if (pair[p]) who.append(who.isEmpty() ? "" : ", ").append(p);
+      LOG.info("shmem PE {}: PEs [{}] through {} GPU-initiated endpoint(s) each (host proxy: emulation of a NIC, engine {})", rank, who, numQp,
+          engine.key());
+    }
+    return r;
+  }
+
+  /** The device's tables (without registered buffers: {@link Shmem} adds those). */
+  GpuStates.Remote tables() {
+    return tables;
+  }
+
+  int numQpPerPe() {
+    return tables.numQpPerPe();
+  }
+
+  /** Registers a {@code bufferRegister} buffer for the device's lkey table; null when this PE has no endpoints. */
+  GpuStates.RegisteredBuffer register(long address, long size, int device) {
+    if (context == null) return null;
+    RdmaMemoryRegion mr = context.registerMemoryRegion(address, size, device, MemoryLocationType.GPU,
+        GpuQueueLayout.ACCESS_LOCAL_WRITE | GpuQueueLayout.ACCESS_REMOTE_READ | GpuQueueLayout.ACCESS_REMOTE_WRITE);
+    buffers.put(address, mr);
+    return new GpuStates.RegisteredBuffer(address, size, mr.lkey());
+  }
+
+  void deregister(long address) {
+    RdmaMemoryRegion mr = buffers.remove(address);
+    if (mr != null) context.deregisterMemoryRegion(mr);
+  }
+
+  /** Error completions seen by this PE's endpoints, one line each (empty when none). */
+  List<String> errors() {
+    List<String> out = new ArrayList<>();
+    for (int p = 0; p < endpoints.length; p++) {
+      if (endpoints[p] == null) continue;
+      for (RdmaEndpoint ep : endpoints[p]) for (Object e : ep.errors()) out.add("PE " + rank + " -> PE " + p + " qpn " + ep.qpn() + ": " + e);
+    }
+    return out;
+  }
+
+  /** Closes the endpoints, the regions, the context and the engine. Idempotent. */
+  @Override
+  public synchronized void close() {
+    if (closed) return;
+    closed = true;
+    for (RdmaMemoryRegion mr : buffers.values()) {
+      try {
+        context.deregisterMemoryRegion(mr);
+      } catch (RuntimeException e) {
+        LOG.warn("shmem PE {}: deregistering a buffer's region failed: {}", rank, e.getMessage());
+      }
+    }
+    buffers.clear();
+    closeAll(endpoints, context, heapRegion, engine, system);
+  }
+
+  /** Remoting on the bootstrap host (any port), and the PE's GPU runtime for the engine and the proxy. */
+  private static ActorSystem<Void> startSystem(ShmemConfig config) {
+    Config base = ConfigFactory.load();
+    Config cfg = ConfigFactory.empty()
+        .withValue("pekko.actor.provider", ConfigValueFactory.fromAnyRef("remote"))
+        .withValue("pekko.remote.artery.canonical.hostname", ConfigValueFactory.fromAnyRef(config.bootstrapHost()))
+        .withValue("pekko.remote.artery.canonical.port", ConfigValueFactory.fromAnyRef(0))
+        .withValue("mori4j.gpu.runtime", ConfigValueFactory.fromAnyRef(config.gpuRuntime()))
+        .withFallback(base);
+    return ActorSystem.create(Behaviors.empty(), "mori4j-shmem", cfg);
+  }
+
+  private static void closeAll(RdmaEndpoint[][] eps, RdmaDeviceContext context, RdmaMemoryRegion heap, IoEngine engine, ActorSystem<Void> system) {
+    for (RdmaEndpoint[] row : eps) {
+      if (row == null) continue;
+      for (RdmaEndpoint ep : row) {
+        if (ep == null) continue;
+        try {
+          ep.close();
+        } catch (RuntimeException e) {
+          LOG.warn("shmem: closing endpoint qpn {} failed: {}", ep.qpn(), e.getMessage());
+        }
+      }
+    }
+    try {
+      if (context != null && heap != null) context.deregisterMemoryRegion(heap);
+    } catch (RuntimeException e) {
+      LOG.warn("shmem: deregistering the heap's region failed: {}", e.getMessage());
+    }
+    try {
+      if (context != null) context.close();
+    } finally {
+      try {
+        if (engine != null) engine.close();
+      } finally {
+        if (system != null) {
+          system.terminate();
+          try {
+            system.getWhenTerminated().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
+          } catch (Exception e) {
+            LOG.warn("shmem: the host proxy's actor system did not stop within 30 s: {}", e.toString());
+          }
+        }
+      }
+    }
+  }
+
+  private static byte[] longBytes(long v) {
+    return java.nio.ByteBuffer.allocate(8).putLong(v).array();
+  }
+
+  private static long bytesLong(byte[] b) {
+    if (b.length != 8) throw new ShmemException("a PE sent a path mask of " + b.length + " bytes");
+    return java.nio.ByteBuffer.wrap(b).getLong();
+  }
+
+  /**
+   * What one PE tells the others: its engine, its heap's region, and for every PE the handles of the endpoints
+   * it created for that PE (empty rows for PEs it has no endpoints to), or why it failed.
+   */
+  private record Record(String problem, EngineDesc engine, RdmaMemoryRegion heap, EndpointHandle[][] handles) {
+    static Record of(EngineDesc engine, RdmaMemoryRegion heap, RdmaEndpoint[][] eps) {
+      EndpointHandle[][] h = new EndpointHandle[eps.length][];
+      for (int p = 0; p < eps.length; p++) {
+        h[p] = new EndpointHandle[eps[p] == null ? 0 : eps[p].length];
+        for (int q = 0; q < h[p].length; q++) h[p][q] = eps[p][q].handle();
+      }
+      return new Record(null, engine, heap, h);
+    }
+
+    byte[] toBytes() {
+      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+      try (DataOutputStream out = new DataOutputStream(bytes)) {
+        writeBlob(out, engine.toBytes());
+        writeBlob(out, heap.toBytes());
+        out.writeInt(handles.length);
+        for (EndpointHandle[] row : handles) {
+          out.writeInt(row.length);
+          for (EndpointHandle h : row) writeBlob(out, h.toBytes());
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      return bytes.toByteArray();
+    }
+
+    /** A problem (or null) followed by the record's bytes (empty for a PE without endpoints). */
+    static byte[] withProblem(String problem, byte[] record) {
+      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+      try (DataOutputStream out = new DataOutputStream(bytes)) {
+        out.writeBoolean(problem != null);
+        if (problem != null) out.writeUTF(problem.length() > 8000 ? problem.substring(0, 8000) : problem);
+        out.write(record);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      return bytes.toByteArray();
+    }
+
+    static String problemOf(byte[] data) {
+      try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(data))) {
+        return in.readBoolean() ? in.readUTF() : null;
+      } catch (IOException e) {
+        return "an unreadable record: " + e.getMessage();
+      }
+    }
+
+    static Record fromBytes(byte[] data, int n) {
+      try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(data))) {
+        if (in.readBoolean()) return new Record(in.readUTF(), null, null, null);
+        if (in.available() == 0) return new Record(null, null, null, new EndpointHandle[n][0]);
+        EngineDesc engine = EngineDesc.fromBytes(readBlob(in));
+        RdmaMemoryRegion heap = RdmaMemoryRegion.fromBytes(readBlob(in));
+        int rows = in.readInt();
+        if (rows != n) throw new IOException(rows + " endpoint rows for " + n + " PEs");
+        EndpointHandle[][] h = new EndpointHandle[n][];
+        for (int p = 0; p < n; p++) {
+          int k = in.readInt();
+          if (k < 0 || k > GpuStates.MAX_QP_PER_PE) throw new IOException(k + " endpoints for PE " + p);
+          h[p] = new EndpointHandle[k];
+          for (int q = 0; q < k; q++) h[p][q] = EndpointHandle.fromBytes(readBlob(in));
+        }
+        return new Record(null, engine, heap, h);
+      } catch (IOException e) {
+        throw new ShmemException("unreadable endpoint record: " + e.getMessage(), e);
+      }
+    }
+
+    private static void writeBlob(DataOutputStream out, byte[] b) throws IOException {
+      out.writeInt(b.length);
+      out.write(b);
+    }
+
+    private static byte[] readBlob(DataInputStream in) throws IOException {
+      int len = in.readInt();
+      if (len < 0 || len > (1 << 20)) throw new IOException("a field of " + len + " bytes");
+      byte[] b = in.readNBytes(len);
+      if (b.length != len) throw new IOException("truncated");
+      return b;
+    }
+  }
+}
