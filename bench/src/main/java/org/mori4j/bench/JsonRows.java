@@ -20,8 +20,9 @@ import java.util.List;
  * Writes results as JSON for machines, through Jackson. The {@code --json FILE} file is an array of mori4j
  * rows with exactly the keys of issue 2 ({@code msgSize}, {@code batchSize}, {@code totalBytes},
  * {@code maxBwGBps}, {@code avgBwGBps}, {@code minLatUs}, {@code avgLatUs}, {@code p50LatUs}, {@code p99LatUs});
- * baselines go to a second array in {@code FILE.baselines.json} with the same keys plus {@code series} and
- * {@code note}, and null for figures a baseline cannot report. Keeping them apart means a consumer of the main
+ * baselines go to a second array in {@code FILE.baselines.json} with the same keys plus {@code series} (the display
+ * name), {@code baseline} (its stable name for scripts, {@link BaselineId}) and {@code note}, and null for figures a
+ * baseline cannot report. Keeping them apart means a consumer of the main
  * file never has to filter. The layout (one object per line, {@code "key": value, ...}, numbers as
  * {@link Double#toString}) is the one the recorded results in {@code bench/results/} and the scripts reading
  * them have always had; {@link #read} reads any of these files back (the plot of a recorded run).
@@ -159,7 +160,10 @@ public final class JsonRows {
   /** Sizes of 0 (not applicable) and figures that are not finite (JSON has no NaN or Infinity) are written as null. */
   private static ObjectNode rowNode(ResultRow r, String series, String note) {
     ObjectNode o = MAPPER.createObjectNode();
-    if (series != null) o.put("series", series);
+    if (series != null) {
+      o.put("series", series);
+      o.put("baseline", BaselineId.of(series));
+    }
     o.put("msgSize", r == null || r.msgSize() <= 0 ? null : r.msgSize());
     o.put("batchSize", r == null || r.batchSize() <= 0 ? null : r.batchSize());
     o.put("totalBytes", r == null || r.totalBytes() <= 0 ? null : r.totalBytes());

@@ -75,7 +75,8 @@ class JsonRowsFormatTest {
       } else {
         again = JsonRows.rowsToJson(entries.stream().map(JsonRows.Entry::row).toList());
       }
-      assertEquals(recorded, again, name);
+      // files recorded before the "baseline" key existed: the same bytes once the key is taken out again
+      assertEquals(recorded, again.replaceAll("\"baseline\": \"[^\"]*\", ", ""), name);
     }
   }
 

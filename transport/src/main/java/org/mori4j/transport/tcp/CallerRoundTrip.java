@@ -100,8 +100,9 @@ final class CallerRoundTrip implements CallerDrive {
     int after = NOTHING;
     try {
       if (c.callerPending != op) return;
-      if (!entered || c.loop.onLoopThread()) {
-        // the loop thread itself waits (a listener's await): it must not spin on one connection
+      if (!entered || c.loop.onLoopThread() || c.head != op || op.nextInFlight != null || c.sending != null) {
+        // the loop thread itself waits (a listener's await): it must not spin on one connection; and while other
+        // ops of the connection are queued or being written, a caller's hold would stall the loop's writes
         after = takeBack();
         return;
       }
