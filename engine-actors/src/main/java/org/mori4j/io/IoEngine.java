@@ -364,6 +364,27 @@ public final class IoEngine implements AutoCloseable {
     return EngineActor.popInbound(path.routes(), remoteEngineKey, uid);
   }
 
+  /**
+   * Target side, the push form of {@link #popInboundTransferStatus}: {@code listener} is told (initiator's engine
+   * key, uid) of every notified write from a remote engine as soon as it landed and was recorded, so a receiver
+   * that knows which uids to expect learns of them without polling; it still pops them. Called on the backend's
+   * I/O thread: keep it short and never block. TCP and RDMA targets tell it; XGMI targets are never told of writes
+   * (see {@code XgmiBackend}). Close the returned handle to stop.
+   */
+  public AutoCloseable onInboundLanded(InboundListener listener) {
+    if (listener == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "listener must not be null");
+    return path.inboundLanded().add(listener);
+  }
+
+  /** See {@link #onInboundLanded}. */
+  public interface InboundListener {
+    /** Write {@code uid} of engine {@code initiatorKey} landed; {@link #popInboundTransferStatus} now finds it. */
+    void landed(String initiatorKey, long uid);
+
+    /** Everything recorded from {@code initiatorKey} was dropped (it restarted as a new incarnation; its uids start again). */
+    default void forgotten(String initiatorKey) {}
+  }
+
   /** Waits for all statuses; returns SUCCESS, the first failure's code, or ERR_TIMEOUT if time ran out. */
   public StatusCode waitAll(Collection<TransferStatus> statuses, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();

@@ -35,7 +35,7 @@ import picocli.CommandLine.Option;
  * same bytes as one contiguous transfer, a naive one-transfer-per-block loop and the engine's single 64 MiB
  * transfer, each timed beside every iteration of the row; streaming rows ({@link KvBenchStream}) report the
  * exposed time (last {@code sendLayers} to all layers landed on the receiver) beside one layer's transfer through
- * the engine timed right after each stream, and where the last layer's time went, with a simulated prefill paced
+ * the engine timed after each stream (after the same idle gap), and where the last layer's time went, with a simulated prefill paced
  * by default at the model's estimated compute time per layer. After each row the migrated bytes are checked
  * ({@code --no-verify} skips it). On XGMI the driver's own peer copy of the same bytes is timed after the rows.
  */

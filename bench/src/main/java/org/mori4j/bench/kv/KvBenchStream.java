@@ -21,10 +21,11 @@ import org.mori4j.io.kv.KvTransferPlan;
  * threads), and where the exposed time goes. Per iteration it stamps every layer's {@code sendLayers} call, its
  * return, the sender's chunk completion (every transfer of the layer completed; "landed" was told to the
  * receiver just before) and the receiver hearing it landed, and splits the last layer's exposed time into the
- * backlog still in flight when it was sent, its own transfer and the landing notification's hop. Right after each
- * stream, with the link idle, it times one layer's transfer through the engine (the last layer's batches of the
- * same plan, call to completion at the sender, no notification) and the engine's single 64 MiB write, so that the
- * exposed time is compared with a layer's transfer taken under the same load.
+ * backlog still in flight when it was sent, its own transfer and the landing notification's hop. After each
+ * stream, with the link left idle for one prefill period as before the stream's last layer, it times one layer's
+ * transfer through the engine (the last layer's batches of the same plan, call to completion at the sender, no
+ * notification) and the engine's single 64 MiB write, so that the exposed time is compared with a layer's
+ * transfer taken under the same load.
  */
 final class KvBenchStream {
   private static final Duration LIMIT = Duration.ofSeconds(120);
@@ -96,6 +97,8 @@ final class KvBenchStream {
         }
       }
       link.forget(req);
+      // the stream's last layer left after one prefill period of an idle link: so does the reference
+      LockSupport.parkNanos(computeNanos);
       long rt = rawLayer(local, remote, lastLayer);
       long st = runs.once(KvBenchRuns.SINGLE_REFERENCE_BYTES, false);
       if (i >= 0) {

@@ -285,6 +285,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
     } else {
       return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "the " + type + " backend is not available in this build of mori4j", this);
     }
+    backend.inbound().listener(path.inboundLanded());
     ActorRef<BackendActor.Command> actor = getContext().spawn(
         BackendActor.create(id.key(), type, backend, settings, getContext().getSelf(), path),
         // numbered: a removed backend's actor may still be stopping when the same type is created again, and a

@@ -28,6 +28,7 @@ public final class TransferPath {
   private final org.mori4j.io.RegistrationStats registrationStats = new org.mori4j.io.RegistrationStats();
   /** Explains paths ({@code IoEngine.explain}) and warns once when a pair takes a slower one than it could. */
   private final PathExplainer explainer;
+  private final InboundLandedHub inboundLanded = new InboundLandedHub();
 
   /** The engine's metrics (engine-actors/README.md, "Metrics"); every hook returns at once when they are off. */
   private final EngineMeters meters;
@@ -45,6 +46,11 @@ public final class TransferPath {
 
   public PathExplainer explainer() {
     return explainer;
+  }
+
+  /** The engine's listeners of inbound writes that landed (set on every backend it creates). */
+  public InboundLandedHub inboundLanded() {
+    return inboundLanded;
   }
 
   public EngineMeters meters() {

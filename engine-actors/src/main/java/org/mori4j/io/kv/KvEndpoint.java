@@ -15,7 +15,9 @@ import org.mori4j.io.IoEngine;
 /**
  * One engine's KV endpoint: the actor that peers tell "layers landed" and ask for a cache's descriptor, and the
  * caches open on that engine by name. It lives in the engine's ActorSystem, so it is reachable wherever the
- * engine is, and stops when the engine's last cache closes.
+ * engine is, and stops when the engine's last cache closes. It also matches senders' announced writes with what
+ * this engine's backend recorded ({@link KvInbound}), so a range is reported landed without waiting for the
+ * sender's message.
  */
 final class KvEndpoint {
   private static final Map<IoEngine, KvEndpoint> BY_ENGINE = new ConcurrentHashMap<>();
@@ -25,12 +27,20 @@ final class KvEndpoint {
   final ActorRef<KvProtocol.Command> ref;
   final String path;
   final Map<String, KvCache> caches = new ConcurrentHashMap<>();
+  private final KvInbound inbound;
+  private final AutoCloseable inboundSubscription;
 
   private KvEndpoint(IoEngine engine) {
     this.engine = engine;
+    this.inbound = new KvInbound(engine, this::tellSelf);
     String name = "mori4j-kv-" + URLEncoder.encode(engine.key(), StandardCharsets.UTF_8) + "-" + SEQ.incrementAndGet();
     this.ref = engine.actorSystem().systemActorOf(behavior(), name, Props.empty());
     this.path = ActorRefResolver.get(engine.actorSystem()).toSerializationFormat(ref);
+    this.inboundSubscription = engine.onInboundLanded(inbound);
+  }
+
+  private void tellSelf(KvProtocol.Command c) {
+    ref.tell(c);
   }
 
   /** Adds {@code cache} to its engine's endpoint (started on the first cache); refuses a name already open there. */
@@ -46,7 +56,14 @@ final class KvEndpoint {
   void unregister(KvCache cache) {
     synchronized (BY_ENGINE) {
       caches.remove(cache.name(), cache);
-      if (caches.isEmpty() && BY_ENGINE.remove(engine, this)) ref.tell(new KvProtocol.Stop());
+      if (caches.isEmpty() && BY_ENGINE.remove(engine, this)) {
+        try {
+          inboundSubscription.close();
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+        ref.tell(new KvProtocol.Stop());
+      }
     }
   }
 
@@ -55,9 +72,26 @@ final class KvEndpoint {
         .onMessage(KvProtocol.LayersLanded.class, m -> {
           KvCache c = caches.get(m.cacheName());
           if (c != null) c.landings().landed(m.requestId(), m.fromLayer(), m.toLayer(), m.fromEngine());
+          inbound.senderReported(m.fromEngine(), m.requestId(), m.fromLayer());
+          return Behaviors.same();
+        })
+        .onMessage(KvProtocol.LayersSent.class, m -> {
+          if (caches.containsKey(m.cacheName())) inbound.expect(m);
+          return Behaviors.same();
+        })
+        .onMessage(KvProtocol.InboundLanded.class, m -> {
+          KvProtocol.LayersSent s = m.range().sent;
+          inbound.settled(m.range());
+          KvCache c = caches.get(s.cacheName());
+          if (c != null) c.landings().landed(s.requestId(), s.fromLayer(), s.toLayer(), s.fromEngine());
+          return Behaviors.same();
+        })
+        .onMessage(KvProtocol.InboundForgotten.class, m -> {
+          inbound.forgottenOnEndpoint(m.engineKey());
           return Behaviors.same();
         })
         .onMessage(KvProtocol.RequestAborted.class, m -> {
+          inbound.senderReported(m.fromEngine(), m.requestId(), -1);
           KvCache c = caches.get(m.cacheName());
           if (c != null) c.landings().aborted(m.requestId(), m.fromEngine(), m.reason());
           return Behaviors.same();

@@ -45,7 +45,7 @@ final class KvLandings {
     };
   }
 
-  /** Records layers {@code [from, to)} of {@code requestId} as landed and tells waiters and subscribers. */
+  /** Records layers {@code [from, to)} of {@code requestId} as landed and tells waiters and subscribers, once. */
   void landed(String requestId, int from, int to, String fromEngine) {
     if (requestId == null || from < 0 || to > layers || from >= to) {
       log.warn("cache '{}': ignoring landed layers [{}, {}) of request '{}' from '{}' (the cache has {} layers)", cacheName, from, to, requestId, fromEngine, layers);
@@ -54,6 +54,8 @@ final class KvLandings {
     List<CompletableFuture<String>> ready = new ArrayList<>(1);
     synchronized (this) {
       Req r = requests.computeIfAbsent(requestId, k -> new Req());
+      // told twice (this engine's backend first, the sender's message after): the second changes nothing
+      if (r.landed.nextClearBit(from) >= to) return;
       r.landed.set(from, to);
       r.waiters.removeIf(w -> {
         if (r.landed.nextClearBit(w.from) < w.to) return false;

@@ -12,7 +12,7 @@ import org.mori4j.io.internal.ResolvingSerializer;
  * malformed frame is refused whole.
  */
 public final class KvMessageSerializer extends ResolvingSerializer {
-  private static final String LANDED = "KL", ABORTED = "KA", DESCRIBE = "KD", DESCRIPTION = "Kd";
+  private static final String LANDED = "KL", SENT = "KS", ABORTED = "KA", DESCRIBE = "KD", DESCRIPTION = "Kd";
 
   public KvMessageSerializer(ExtendedActorSystem system) {
     super(system);
@@ -27,6 +27,7 @@ public final class KvMessageSerializer extends ResolvingSerializer {
   public String manifest(Object o) {
     return switch (o) {
       case KvProtocol.LayersLanded l -> LANDED;
+      case KvProtocol.LayersSent l -> SENT;
       case KvProtocol.RequestAborted a -> ABORTED;
       case KvProtocol.Describe d -> DESCRIBE;
       case KvProtocol.Description d -> DESCRIPTION;
@@ -39,6 +40,10 @@ public final class KvMessageSerializer extends ResolvingSerializer {
     DescriptorCodec.Writer w = new DescriptorCodec.Writer();
     switch (o) {
       case KvProtocol.LayersLanded l -> w.string(l.cacheName()).string(l.requestId()).i32(l.fromLayer()).i32(l.toLayer()).string(l.fromEngine());
+      case KvProtocol.LayersSent l -> {
+        w.string(l.cacheName()).string(l.requestId()).i32(l.fromLayer()).i32(l.toLayer()).string(l.fromEngine()).i32(l.uids().length);
+        for (long u : l.uids()) w.i64(u);
+      }
       case KvProtocol.RequestAborted a -> w.string(a.cacheName()).string(a.requestId()).string(a.fromEngine()).string(a.reason());
       case KvProtocol.Describe d -> w.string(d.cacheName()).string(resolver().toSerializationFormat(d.replyTo()));
       case KvProtocol.Description d -> {
@@ -61,6 +66,18 @@ public final class KvMessageSerializer extends ResolvingSerializer {
           DescriptorCodec.need(in, 8, "layers");
           int from = in.getInt(), to = in.getInt();
           yield new KvProtocol.LayersLanded(cache, req, from, to, DescriptorCodec.readString(in, "fromEngine"));
+        }
+        case SENT -> {
+          String cache = DescriptorCodec.readString(in, "cacheName"), req = DescriptorCodec.readString(in, "requestId");
+          DescriptorCodec.need(in, 8, "layers");
+          int from = in.getInt(), to = in.getInt();
+          String engine = DescriptorCodec.readString(in, "fromEngine");
+          DescriptorCodec.need(in, 4, "uid count");
+          int n = in.getInt();
+          if (n < 1 || n > in.remaining() / 8) throw new IllegalArgumentException("uid count " + n + " with " + in.remaining() + " bytes left");
+          long[] uids = new long[n];
+          for (int i = 0; i < n; i++) uids[i] = in.getLong();
+          yield new KvProtocol.LayersSent(cache, req, from, to, engine, uids);
         }
         case ABORTED -> new KvProtocol.RequestAborted(DescriptorCodec.readString(in, "cacheName"), DescriptorCodec.readString(in, "requestId"),
             DescriptorCodec.readString(in, "fromEngine"), DescriptorCodec.readString(in, "reason"));

@@ -22,7 +22,8 @@ import org.mori4j.io.TransferStatus;
  *
  * <p>{@link #cancel()} refuses layers not yet sent, cancels the transfers already issued ({@link TransferStatus#cancel()}:
  * a TCP request that has not left is not sent, a pull's late data goes to scratch memory) and completes the handle
- * as cancelled at once; the receiver is told that the request was aborted instead of "landed". Once it returns
+ * at once as a cancelled transfer does: {@code ERR_TIMEOUT}, "request 'R' cancelled by the caller"; the receiver is
+ * told that the request was aborted instead of "landed". Once it returns
  * true this side's blocks are no longer read or written for the request; a push's destination blocks may hold
  * part of what was sent (a write that left lands).
  */
@@ -44,6 +45,7 @@ public final class KvMigration {
   private final BitSet sent = new BitSet();
   private final AtomicInteger layersLanded = new AtomicInteger();
   private final List<TransferStatus> inFlight = new ArrayList<>();
+  private KvTransferPlan.Prepared prepared;
   private volatile StatusCode code = StatusCode.IN_PROGRESS;
   private volatile String message = "";
   private long bytes;
@@ -59,6 +61,14 @@ public final class KvMigration {
     this.srcBlocks = srcBlocks;
     this.dstBlocks = dstBlocks;
     this.remoteEndpoint = remoteEndpoint;
+    if (local != null && mode == Mode.STREAM) {
+      try {
+        // before the first sendLayers, whose call is part of the time a stream exposes
+        prepared = KvTransferPlan.prepare(local.layout(), srcBlocks, remote.layout(), dstBlocks);
+      } catch (IllegalArgumentException e) {
+        // KvCache checked the blocks already; issue() reports it if not
+      }
+    }
   }
 
   static KvMigration refused(String requestId, Mode mode, String why) {
@@ -129,10 +139,11 @@ public final class KvMigration {
 
   /**
    * Cancels: layers not yet sent are refused from now on, transfers already issued are cancelled, and the handle
-   * completes as cancelled ({@code ERR_BAD_STATE}); see the class comment. False if it had ended.
+   * completes with {@code ERR_TIMEOUT} ("cancelled by the caller"), the code {@link TransferStatus#cancel()} gives a
+   * cancelled transfer; see the class comment. False if it had ended.
    */
   public boolean cancel() {
-    if (!finish(StatusCode.ERR_BAD_STATE, "request '" + requestId + "' cancelled")) return false;
+    if (!finish(StatusCode.ERR_TIMEOUT, "request '" + requestId + "' cancelled by the caller")) return false;
     List<TransferStatus> issued;
     synchronized (this) {
       issued = List.copyOf(inFlight);
@@ -153,8 +164,13 @@ public final class KvMigration {
     KvTransferPlan plan;
     boolean pull = mode == Mode.PULL;
     try {
-      plan = pull ? KvTransferPlan.build(remote.layout(), srcBlocks, local.layout(), dstBlocks, from, to)
-          : KvTransferPlan.build(local.layout(), srcBlocks, remote.layout(), dstBlocks, from, to);
+      synchronized (this) {
+        // checked and sorted once per migration: a stream's later layers only walk their slots
+        if (prepared == null)
+          prepared = pull ? KvTransferPlan.prepare(remote.layout(), srcBlocks, local.layout(), dstBlocks)
+              : KvTransferPlan.prepare(local.layout(), srcBlocks, remote.layout(), dstBlocks);
+      }
+      plan = prepared.plan(from, to);
     } catch (IllegalArgumentException e) {
       fail(StatusCode.ERR_INVALID_ARGS, e.getMessage());
       return refusedChunk(from, to, StatusCode.ERR_INVALID_ARGS, e.getMessage());
@@ -178,6 +194,8 @@ public final class KvMigration {
       transfers += plan.transfers();
       blockSlots += plan.blockSlots();
     }
+    // announced before the data, so the receiving engine can report the range as soon as its backend recorded the writes
+    if (!pull) remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, from, to, local.engine().key(), uids));
     List<TransferStatus> st = pull ? local.engine().batchRead(locals, lo, remotes, ro, sizes, uids)
         : local.engine().batchWrite(locals, lo, remotes, ro, sizes, uids);
     boolean ended;

@@ -11,10 +11,18 @@ public final class KvProtocol {
   private KvProtocol() {}
 
   /** What a KV endpoint handles. */
-  public sealed interface Command permits LayersLanded, RequestAborted, Describe, Stop {}
+  public sealed interface Command permits LayersLanded, LayersSent, RequestAborted, Describe, Stop, InboundLanded, InboundForgotten {}
 
   /** Layers {@code [fromLayer, toLayer)} of {@code requestId} landed in cache {@code cacheName} of the receiving engine. */
   public record LayersLanded(String cacheName, String requestId, int fromLayer, int toLayer, String fromEngine) implements Command, Wire {}
+
+  /**
+   * Told before the data: layers {@code [fromLayer, toLayer)} of {@code requestId} go to cache {@code cacheName} as the
+   * writes {@code uids} of engine {@code fromEngine}, so the receiving engine can report them landed as soon as its
+   * own backend has recorded those writes, without waiting for {@link LayersLanded}.
+   */
+  public record LayersSent(String cacheName, String requestId, int fromLayer, int toLayer, String fromEngine, long[] uids)
+      implements Command, Wire {}
 
   /** {@code requestId} into {@code cacheName} ended without (all of) its data: {@code reason}. */
   public record RequestAborted(String cacheName, String requestId, String fromEngine, String reason) implements Command, Wire {}
@@ -27,6 +35,12 @@ public final class KvProtocol {
 
   /** Local only: the engine's last cache closed; the endpoint stops. */
   record Stop() implements Command {}
+
+  /** Local only: every write of a {@link LayersSent} was recorded by this engine's backend. */
+  record InboundLanded(KvInbound.Expected range) implements Command {}
+
+  /** Local only: this engine dropped what it recorded from {@code engineKey} (a new incarnation of it). */
+  record InboundForgotten(String engineKey) implements Command {}
 
   /** Marker of the messages that cross the network; bound to {@link KvMessageSerializer} in {@code reference.conf}. */
   public interface Wire {}

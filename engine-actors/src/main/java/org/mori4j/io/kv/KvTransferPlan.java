@@ -62,44 +62,82 @@ public final class KvTransferPlan {
 
   /** Builds the plan; see the class comment for what is refused. */
   public static KvTransferPlan build(KvCacheLayout src, int[] srcBlocks, KvCacheLayout dst, int[] dstBlocks, int fromLayer, int toLayer) {
+    return prepare(src, srcBlocks, dst, dstBlocks).plan(fromLayer, toLayer);
+  }
+
+  /**
+   * Checks the layouts and block lists and sorts the blocks once, for plans of any layer range after: a stream
+   * builds one plan per {@code sendLayers}, inside the time it exposes, so that work is not repeated there.
+   */
+  public static Prepared prepare(KvCacheLayout src, int[] srcBlocks, KvCacheLayout dst, int[] dstBlocks) {
     if (src == null || dst == null) throw new IllegalArgumentException("layouts must not be null");
     String mismatch = src.mismatch(dst);
     if (mismatch != null) throw new IllegalArgumentException("layouts do not match: " + mismatch);
     checkBlocks(src, srcBlocks, dst, dstBlocks);
-    if (fromLayer < 0 || toLayer > src.layers() || fromLayer >= toLayer)
-      throw new IllegalArgumentException("layer range [" + fromLayer + ", " + toLayer + ") is empty or outside [0, " + src.layers() + ")");
     int n = srcBlocks.length;
     // sorted by source block: a request listed in any order still finds its runs
-    Integer[] order = new Integer[n];
-    for (int i = 0; i < n; i++) order[i] = i;
-    Arrays.sort(order, (a, b) -> Integer.compare(srcBlocks[a], srcBlocks[b]));
+    long[] pairs = new long[n];
+    for (int i = 0; i < n; i++) pairs[i] = ((long) srcBlocks[i] << 32) | dstBlocks[i];
+    Arrays.sort(pairs); // block ids are non-negative ints: the high half orders by source block
     int[] sb = new int[n], db = new int[n];
     for (int i = 0; i < n; i++) {
-      sb[i] = srcBlocks[order[i]];
-      db[i] = dstBlocks[order[i]];
+      sb[i] = (int) (pairs[i] >>> 32);
+      db[i] = (int) pairs[i];
     }
-    Map<Long, Builder> byPair = new LinkedHashMap<>();
-    int tensors = src.tensorsPerLayer();
-    // block-major sources keep a block's layers together; everything else walks layer by layer
-    boolean blockOuter = src.layersPerBuffer() > 1 && src.blockStride() > src.layerStride();
-    if (blockOuter) {
-      for (int i = 0; i < n; i++)
-        for (int l = fromLayer; l < toLayer; l++)
-          for (int t = 0; t < tensors; t++) add(byPair, src, dst, l, t, sb[i], db[i]);
-    } else {
-      for (int l = fromLayer; l < toLayer; l++)
-        for (int t = 0; t < tensors; t++)
-          for (int i = 0; i < n; i++) add(byPair, src, dst, l, t, sb[i], db[i]);
-    }
-    List<Batch> out = new ArrayList<>(byPair.size());
-    for (Builder b : byPair.values()) out.add(b.finish());
-    return new KvTransferPlan(out, n * (toLayer - fromLayer) * tensors);
+    return new Prepared(src, dst, sb, db);
   }
 
-  private static void add(Map<Long, Builder> byPair, KvCacheLayout src, KvCacheLayout dst, int l, int t, int s, int d) {
-    int sBuf = src.bufferOf(l, t), dBuf = dst.bufferOf(l, t);
-    Builder b = byPair.computeIfAbsent(((long) sBuf << 32) | dBuf, k -> new Builder(sBuf, dBuf));
-    b.add(src.offset(l, t, s), dst.offset(l, t, d), src.blockBytes());
+  /** Checked, sorted block pairs of two layouts; {@link #plan} builds the plan of a layer range. */
+  public static final class Prepared {
+    private final KvCacheLayout src, dst;
+    private final int[] sb, db;
+
+    private Prepared(KvCacheLayout src, KvCacheLayout dst, int[] sb, int[] db) {
+      this.src = src;
+      this.dst = dst;
+      this.sb = sb;
+      this.db = db;
+    }
+
+    /** The plan of layers {@code [fromLayer, toLayer)}; an empty or out-of-range range throws {@link IllegalArgumentException}. */
+    public KvTransferPlan plan(int fromLayer, int toLayer) {
+      if (fromLayer < 0 || toLayer > src.layers() || fromLayer >= toLayer)
+        throw new IllegalArgumentException("layer range [" + fromLayer + ", " + toLayer + ") is empty or outside [0, " + src.layers() + ")");
+      int n = sb.length;
+      Pairs byPair = new Pairs();
+      int tensors = src.tensorsPerLayer();
+      // block-major sources keep a block's layers together; everything else walks layer by layer
+      boolean blockOuter = src.layersPerBuffer() > 1 && src.blockStride() > src.layerStride();
+      if (blockOuter) {
+        for (int i = 0; i < n; i++)
+          for (int l = fromLayer; l < toLayer; l++)
+            for (int t = 0; t < tensors; t++) byPair.add(src, dst, l, t, sb[i], db[i]);
+      } else {
+        for (int l = fromLayer; l < toLayer; l++)
+          for (int t = 0; t < tensors; t++) {
+            Builder b = byPair.of(src.bufferOf(l, t), dst.bufferOf(l, t));
+            for (int i = 0; i < n; i++) b.add(src.offset(l, t, sb[i]), dst.offset(l, t, db[i]), src.blockBytes());
+          }
+      }
+      List<Batch> out = new ArrayList<>(byPair.all.size());
+      for (Builder b : byPair.all.values()) out.add(b.finish());
+      return new KvTransferPlan(out, n * (toLayer - fromLayer) * tensors);
+    }
+  }
+
+  /** The builders by (source buffer, destination buffer), in first-use order; the last one used is looked up first. */
+  private static final class Pairs {
+    final Map<Long, Builder> all = new LinkedHashMap<>();
+    Builder last;
+
+    Builder of(int sBuf, int dBuf) {
+      if (last != null && last.srcBuffer == sBuf && last.dstBuffer == dBuf) return last;
+      return last = all.computeIfAbsent(((long) sBuf << 32) | dBuf, k -> new Builder(sBuf, dBuf));
+    }
+
+    void add(KvCacheLayout src, KvCacheLayout dst, int l, int t, int s, int d) {
+      of(src.bufferOf(l, t), dst.bufferOf(l, t)).add(src.offset(l, t, s), dst.offset(l, t, d), src.blockBytes());
+    }
   }
 
   static void checkBlocks(KvCacheLayout src, int[] srcBlocks, KvCacheLayout dst, int[] dstBlocks) {

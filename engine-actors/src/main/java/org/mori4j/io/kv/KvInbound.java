@@ -1,0 +1,135 @@
+package org.mori4j.io.kv;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.mori4j.io.IoEngine;
+import org.mori4j.io.TransferStatus;
+
+/**
+ * The receiving engine's short cut for "layers landed": the sender announces the uids of a layer range's writes
+ * ({@link KvProtocol.LayersSent}, before the data), and this engine's own backend tells it when each of those
+ * writes has landed ({@link IoEngine#onInboundLanded}); once all have, the range is reported landed. That saves the
+ * acknowledgement's trip back to the sender and the sender's {@link KvProtocol.LayersLanded} hop over remoting,
+ * which stays as the fallback (XGMI targets are never told of writes; a record dropped by a full notification
+ * table never arrives): whichever comes first reports the range, {@link KvLandings} ignores the second.
+ *
+ * <p>Each write is claimed by popping it ({@link IoEngine#popInboundTransferStatus}), which happens exactly once
+ * whichever of the announcement (writes that landed before it) or the backend's news (writes that land after it)
+ * gets there first: the uid is registered before the announcement pops, and the backend tells only after it
+ * recorded. Announcements are kept per request on the endpoint's thread ({@link #expect}, {@link #settled},
+ * {@link #aborted}); at most {@link #MAX_RANGES} ranges are waited for, the oldest dropped first (the fallback
+ * still reports them). When an initiator restarts as a new incarnation (its uids start again) its announcements
+ * are dropped before any of its new writes can be matched against them.
+ */
+final class KvInbound implements IoEngine.InboundListener {
+  static final int MAX_RANGES = 1 << 16;
+
+  /** One announced range: its writes not yet claimed are {@code left}. */
+  static final class Expected {
+    final KvProtocol.LayersSent sent;
+    final AtomicInteger left;
+
+    Expected(KvProtocol.LayersSent sent) {
+      this.sent = sent;
+      this.left = new AtomicInteger(sent.uids().length);
+    }
+  }
+
+  private record Key(String engine, long uid) {}
+
+  private final IoEngine engine;
+  private final Consumer<KvProtocol.Command> self;
+  private final ConcurrentHashMap<Key, Expected> byUid = new ConcurrentHashMap<>();
+  // the endpoint's thread only
+  private final Map<String, List<Expected>> byRequest = new HashMap<>();
+  private final ArrayDeque<Expected> oldestFirst = new ArrayDeque<>();
+
+  /** {@code self} tells the endpoint (a local message: the range's landing is reported on its thread). */
+  KvInbound(IoEngine engine, Consumer<KvProtocol.Command> self) {
+    this.engine = engine;
+    this.self = self;
+  }
+
+  /** Endpoint's thread: a sender's announcement; claims the writes that already landed. */
+  void expect(KvProtocol.LayersSent m) {
+    Expected e = new Expected(m);
+    for (long u : m.uids()) byUid.put(new Key(m.fromEngine(), u), e);
+    byRequest.computeIfAbsent(requestKey(m.fromEngine(), m.requestId()), k -> new ArrayList<>(4)).add(e);
+    oldestFirst.add(e);
+    while (oldestFirst.size() > MAX_RANGES) drop(oldestFirst.peekFirst());
+    for (long u : m.uids()) claim(m.fromEngine(), u);
+  }
+
+  /** Backend's I/O thread: write {@code uid} of {@code initiatorKey} landed. */
+  @Override
+  public void landed(String initiatorKey, long uid) {
+    claim(initiatorKey, uid);
+  }
+
+  /** Backend's or engine's thread: drops the announcements of {@code initiatorKey} now, so no new write matches them. */
+  @Override
+  public void forgotten(String initiatorKey) {
+    byUid.entrySet().removeIf(en -> en.getKey().engine().equals(initiatorKey));
+    self.accept(new KvProtocol.InboundForgotten(initiatorKey));
+  }
+
+  private void claim(String from, long uid) {
+    Key k = new Key(from, uid);
+    Expected e = byUid.get(k);
+    if (e == null) return;
+    Optional<TransferStatus> s = engine.popInboundTransferStatus(from, uid);
+    if (s.isEmpty()) return; // not landed yet, or claimed by the other path
+    byUid.remove(k, e);
+    // a failed write is the sender's to report (RequestAborted); the range then never lands here
+    if (s.get().succeeded() && e.left.decrementAndGet() == 0) self.accept(new KvProtocol.InboundLanded(e));
+  }
+
+  /** Endpoint's thread: {@code e} was reported landed; forget it. */
+  void settled(Expected e) {
+    drop(e);
+  }
+
+  /**
+   * Endpoint's thread: the sender reported layers from {@code fromLayer} of the request landed (the fallback) or
+   * aborted ({@code fromLayer < 0}: every range): what is still announced for them is dropped, and writes that
+   * landed unclaimed are popped so the notification table does not keep them.
+   */
+  void senderReported(String fromEngine, String requestId, int fromLayer) {
+    List<Expected> l = byRequest.get(requestKey(fromEngine, requestId));
+    if (l == null) return;
+    for (Expected e : List.copyOf(l)) {
+      if (fromLayer >= 0 && e.sent.fromLayer() != fromLayer) continue;
+      drop(e);
+      for (long u : e.sent.uids()) engine.popInboundTransferStatus(fromEngine, u);
+    }
+  }
+
+  /** Endpoint's thread: the initiator restarted; its announcements go (their uids were dropped by {@link #forgotten}). */
+  void forgottenOnEndpoint(String engineKey) {
+    for (Expected e : List.copyOf(oldestFirst)) if (e.sent.fromEngine().equals(engineKey)) drop(e);
+  }
+
+  /** Ranges still waited for (tests). */
+  int waiting() {
+    return oldestFirst.size();
+  }
+
+  private void drop(Expected e) {
+    oldestFirst.remove(e);
+    String rk = requestKey(e.sent.fromEngine(), e.sent.requestId());
+    List<Expected> l = byRequest.get(rk);
+    if (l != null && l.remove(e) && l.isEmpty()) byRequest.remove(rk);
+    for (long u : e.sent.uids()) byUid.remove(new Key(e.sent.fromEngine(), u), e);
+  }
+
+  private static String requestKey(String engine, String requestId) {
+    return engine + '\u0000' + requestId;
+  }
+}
