@@ -131,7 +131,11 @@ final class EndpointRunner {
         Region local = checkLocal(r, len, read ? ACCESS_LOCAL_WRITE : 0);
         if (local == null) return true;
         Region remote = proxy.remoteRegion(this, r.rkey);
-        if (remote == Peer.PENDING) return false;
+        if (remote == Peer.PENDING) {
+          if (!proxy.lookupOverdue(this, r.rkey, now)) return false;
+          return fail(r, WC_RETRY_EXC_ERR, "peer " + peer + " did not answer the lookup of rkey " + r.rkey + " within "
+              + ctx.settings.peerTimeoutNanos() / 1_000_000 + " ms");
+        }
         int need = read ? ACCESS_REMOTE_READ : ACCESS_REMOTE_WRITE;
         if (remote == Peer.NOT_FOUND) return fail(r, WC_REM_ACCESS_ERR, "rkey " + r.rkey + " is not a region of peer " + peer);
         if (!remote.allows(need)) return fail(r, WC_REM_ACCESS_ERR, "rkey " + r.rkey + " lacks " + (read ? "REMOTE_READ" : "REMOTE_WRITE"));
@@ -256,10 +260,11 @@ final class EndpointRunner {
       if (r.phase != WqeRecord.DONE) break;
       // RC semantics: after the first error completion in WQE order, everything later completes flushed
       int wc = errorState ? WC_WR_FLUSH_ERR : r.wc;
-      if (wc != WC_SUCCESS || r.signaled()) {
-        if (!writeCqe(r.wrId, wc, wcOpcode(r.op), 0, wc == WC_SUCCESS ? r.byteLen : 0, 0, r.index)) break;
-      }
+      boolean cqe = wc != WC_SUCCESS || r.signaled();
+      if (cqe && cqFull()) break;
+      // the host's view (errors(), counters, state) is updated before the device can see the CQE
       if (wc != WC_SUCCESS) recordError(r.index, r.wrId, wc, wc == r.wc ? r.message : "flushed: the endpoint is in error since WQE " + firstErrorIndex);
+      if (cqe) writeCqe(r.wrId, wc, wcOpcode(r.op), 0, wc == WC_SUCCESS ? r.byteLen : 0, 0, r.index);
       retired++;
       n++;
     }
@@ -268,8 +273,13 @@ final class EndpointRunner {
   }
 
   /** Writes one CQE, owner last; false when the CQ is full (the device has not consumed enough). */
+  /** No free CQE slot: the device has not consumed enough (the proxy waits, never overwrites). */
+  boolean cqFull() {
+    return cqProducer - b.getAcquire(CTRL_CQ_DBR_RECORD) >= b.cqDepth;
+  }
+
   boolean writeCqe(long wrId, int status, int wcOp, int flags, long byteLen, int imm, long wqeIndex) {
-    if (cqProducer - b.getAcquire(CTRL_CQ_DBR_RECORD) >= b.cqDepth) return false;
+    if (cqFull()) return false;
     long o = b.cqe(cqProducer);
     var s = b.seg;
     s.set(L, o + CQE_WR_ID, wrId);

@@ -18,6 +18,8 @@ final class Peer {
   final int qpn;
   final String engineKey;
   final Map<Integer, Region> keys = new HashMap<>();
+  /** When each lookup still {@link #PENDING} was sent (System.nanoTime). */
+  final Map<Integer, Long> lookupSince = new HashMap<>();
   boolean dead;
   String deadReason = "";
 

@@ -188,10 +188,17 @@ final class Proxy {
     Region r = p.keys.get(rkey);
     if (r != null) return r;
     p.keys.put(rkey, Peer.PENDING);
+    p.lookupSince.put(rkey, System.nanoTime());
     long c = ++corr;
     lookups.put(c, new Lookup(p.path, rkey));
     p.ref.tell(new GpuInitProtocol.LookupRkey(rkey, c, ctx.self));
     return Peer.PENDING;
+  }
+
+  /** A lookup of {@code rkey} has gone unanswered for {@code peer-timeout}. */
+  boolean lookupOverdue(EndpointRunner ep, int rkey, long now) {
+    Long since = ep.peer.lookupSince.get(rkey);
+    return since != null && now - since > ctx.settings.peerTimeoutNanos();
   }
 
   private void answered(GpuInitProtocol.RkeyAnswer a) {
@@ -206,7 +213,12 @@ final class Proxy {
         LOG.warn("GPU-initiated host proxy: peer {} answered rkey {} with a malformed descriptor: {}", l.path(), a.rkey(), e.getMessage());
       }
     }
-    for (EndpointRunner ep : runners) if (ep.peer != null && ep.peer.path.equals(l.path())) ep.peer.keys.put(l.rkey(), r);
+    for (EndpointRunner ep : runners) {
+      if (ep.peer != null && ep.peer.path.equals(l.path())) {
+        ep.peer.keys.put(l.rkey(), r);
+        ep.peer.lookupSince.remove(l.rkey());
+      }
+    }
   }
 
   /** Messages crossing the network carry at most 4 KiB of text. */

@@ -227,8 +227,13 @@ public final class RdmaDeviceContext implements AutoCloseable {
     }
   }
 
+  /** The engine's ActorSystem is gone (engine closed first): its proxy thread and actors went with it. */
+  private boolean systemGone() {
+    return engine.actorSystem().getWhenTerminated().toCompletableFuture().isDone();
+  }
+
   void closeEndpoint(RdmaEndpoint ep) {
-    if (!closed) {
+    if (!closed && !systemGone()) {
       CompletableFuture<Void> done = new CompletableFuture<>();
       proxy.submit(new Proxy.RemoveEndpoint(ep.runner, done));
       await(done, "close endpoint qpn " + ep.qpn());
@@ -266,12 +271,14 @@ public final class RdmaDeviceContext implements AutoCloseable {
     if (closed) return;
     for (RdmaEndpoint ep : new ArrayList<>(endpoints.values())) ep.close();
     closed = true;
-    CompletableFuture<Void> done = new CompletableFuture<>();
-    proxy.submit(new Proxy.Shutdown(done));
-    try {
-      done.get(CONTROL_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (Exception e) {
-      LOG.warn("GPU-initiated context {}: the host proxy did not stop within {} s", name, CONTROL_WAIT.toSeconds());
+    if (!systemGone()) {
+      CompletableFuture<Void> done = new CompletableFuture<>();
+      proxy.submit(new Proxy.Shutdown(done));
+      try {
+        done.get(CONTROL_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (Exception e) {
+        LOG.warn("GPU-initiated context {}: the host proxy did not stop within {} s", name, CONTROL_WAIT.toSeconds());
+      }
     }
     List<RdmaMemoryRegion> left = new ArrayList<>(regions.values());
     regions.clear();

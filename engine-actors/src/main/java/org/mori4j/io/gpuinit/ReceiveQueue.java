@@ -77,19 +77,17 @@ final class ReceiveQueue {
           why = "receive buffer [0x" + Long.toHexString(addr) + ", +" + m.payload().length + ") not inside lkey " + lkey + " with LOCAL_WRITE";
         }
       }
+      if (ep.cqFull()) break;
       if (wc == WC_SUCCESS && send && m.payload().length > 0) ep.ctx.memory.write(r, addr, m.payload());
       int wcOp = send ? WC_OP_RECV : WC_OP_RECV_RDMA_WITH_IMM;
       long bytes = send ? m.payload().length : m.length() & 0xFFFF_FFFFL;
-      if (!ep.writeCqe(wrId, wc, wcOp, send ? 0 : CQE_FLAG_HAS_IMM, wc == WC_SUCCESS ? bytes : 0, send ? 0 : m.imm(), rqRetired)) break;
       waiting.poll();
+      if (wc != WC_SUCCESS) ep.recordError(rqRetired, wrId, wc, "receive " + rqRetired + ": " + why);
+      ep.writeCqe(wrId, wc, wcOp, send ? 0 : CQE_FLAG_HAS_IMM, wc == WC_SUCCESS ? bytes : 0, send ? 0 : m.imm(), rqRetired);
       rqRetired++;
       b.setRelease(CTRL_RQ_RETIRED, rqRetired);
-      if (wc != WC_SUCCESS) {
-        ep.recordError(-1, wrId, wc, why);
-        reply(m, WC_REM_OP_ERR, "at the target: " + statusName(wc) + ": " + why);
-      } else {
-        reply(m, WC_SUCCESS, "");
-      }
+      if (wc != WC_SUCCESS) reply(m, WC_REM_OP_ERR, "at the target: " + statusName(wc) + ": " + why);
+      else reply(m, WC_SUCCESS, "");
       n++;
     }
     return n;
