@@ -75,6 +75,13 @@ public final class ShmemBenchCommand implements Callable<Integer> {
   @Option(names = "--nccl", negatable = true, defaultValue = "true", fallbackValue = "true", description = "Measure NCCL's all-reduce beside (default: on).")
   boolean nccl;
 
+  @Option(names = "--disable-p2p", description = "Also run the all-reduce over GPU-initiated endpoints (a second PE group with MORI_DISABLE_P2P: "
+      + "kernel B's puts and signals executed by each PE's host proxy, an emulated NIC), in the same run beside the P2P path and NCCL.")
+  boolean disableP2p;
+
+  @Option(names = "--proxy-iters", defaultValue = "20", description = "Measured iterations per host-proxy row (default: ${DEFAULT-VALUE}).")
+  int proxyIters;
+
   @Option(names = "--machine", defaultValue = "", description = "How to name this machine in the output, e.g. '2x H200, CUDA 13' (default: the GPUs' names).")
   String machine;
 
@@ -89,6 +96,7 @@ public final class ShmemBenchCommand implements Callable<Integer> {
   @Option(names = "--pe-device", hidden = true) int peDevice;
   @Option(names = "--shmem-id", hidden = true) String shmemIdHex;
   @Option(names = "--nccl-id", hidden = true) String ncclIdHex;
+  @Option(names = "--shmem-proxy-id", hidden = true) String shmemProxyIdHex;
   @Option(names = "--nccl-missing", hidden = true) String ncclMissing;
   @Option(names = "--pe-np", hidden = true) int peNp;
 
@@ -101,6 +109,7 @@ public final class ShmemBenchCommand implements Callable<Integer> {
       default -> throw new ParameterException(spec.commandLine(), "--dtype: '" + dtype + "' is not bf16, fp16 or fp32");
     };
     if (iters < 1) throw new ParameterException(spec.commandLine(), "--iters must be at least 1: " + iters);
+    if (proxyIters < 1) throw new ParameterException(spec.commandLine(), "--proxy-iters must be at least 1: " + proxyIters);
     if (warmupIters < 0) throw new ParameterException(spec.commandLine(), "--warmup-iters must not be negative: " + warmupIters);
     if (rttRounds < 1 || rttLaunches < 1) throw new ParameterException(spec.commandLine(), "--rtt-rounds and --rtt-launches must be at least 1");
     if (minSize > maxSize) throw new ParameterException(spec.commandLine(), "--min-size " + minSize + " is above --max-size " + maxSize);
@@ -145,7 +154,9 @@ public final class ShmemBenchCommand implements Callable<Integer> {
     String label = machine.isBlank() ? gpus + "x " + gpu.deviceName(0) : machine;
     List<String> common = new ArrayList<>(List.of("--dtype", dtype, "--min-size", Long.toString(minSize), "--max-size", Long.toString(maxSize),
         "--iters", Integer.toString(iters), "--warmup-iters", Integer.toString(warmupIters), "--rtt-rounds", Integer.toString(rttRounds),
-        "--rtt-launches", Integer.toString(rttLaunches), "--machine", label, "--pe-np", Integer.toString(n), nccl ? "--nccl" : "--no-nccl"));
+        "--rtt-launches", Integer.toString(rttLaunches), "--machine", label, "--pe-np", Integer.toString(n), nccl ? "--nccl" : "--no-nccl",
+        "--proxy-iters", Integer.toString(proxyIters)));
+    if (disableP2p) common.add("--disable-p2p");
     if (json != null) common.addAll(List.of("--json", json.toAbsolutePath().toString()));
     if (plot != null) common.addAll(List.of("--plot", plot.toAbsolutePath().toString()));
     // one JVM per GPU in use, hosting the PEs of that GPU; the JVM of GPU 0 holds PE 0
@@ -226,20 +237,24 @@ public final class ShmemBenchCommand implements Callable<Integer> {
     GpuRuntime gpu = GpuRuntimes.select("auto");
     int gpus = gpu.deviceCount();
     byte[] shmemId;
+    byte[] proxyId = null;
     NcclUniqueId ncclId = null;
     String missing = ncclMissing;
     if (peRanks.contains(0)) {
       shmemId = Shmem.getUniqueId();
+      if (disableP2p) proxyId = Shmem.getUniqueId();
       if (!nccl) missing = "n/a: --no-nccl";
       else if (gpus < n) missing = ShmemBenchPe.NCCL_NA_ONE_GPU + " (" + n + " PEs, " + gpus + " GPU" + (gpus == 1 ? "" : "s") + ")";
       else if (!Nccl.library().available()) missing = "n/a: NCCL not found: " + Nccl.library().failure();
       else ncclId = Nccl.uniqueId();
       String ids = "--shmem-id " + HexFormat.of().formatHex(shmemId) + (ncclId != null ? " --nccl-id " + ncclId.toHex()
-          : " --nccl-missing " + HexFormat.of().formatHex(missing.getBytes(StandardCharsets.UTF_8)));
+          : " --nccl-missing " + HexFormat.of().formatHex(missing.getBytes(StandardCharsets.UTF_8)))
+          + (proxyId != null ? " --shmem-proxy-id " + HexFormat.of().formatHex(proxyId) : "");
       out.println(IDS_PREFIX + ids);
       out.flush();
     } else {
       shmemId = HexFormat.of().parseHex(shmemIdHex);
+      if (shmemProxyIdHex != null) proxyId = HexFormat.of().parseHex(shmemProxyIdHex);
       if (ncclIdHex != null) ncclId = NcclUniqueId.fromHex(ncclIdHex);
       else missing = new String(HexFormat.of().parseHex(ncclMissing), StandardCharsets.UTF_8);
     }
@@ -247,7 +262,7 @@ public final class ShmemBenchCommand implements Callable<Integer> {
     try (var threads = java.util.concurrent.Executors.newFixedThreadPool(peRanks.size(), Thread.ofPlatform().name("pe-", 0).factory())) {
       for (int rank : peRanks) {
         ShmemBenchPe.Settings settings = new ShmemBenchPe.Settings(rank, n, peDevice, shmemId, ncclId, missing, type, sizes, puts, iters, warmupIters,
-            rttRounds, rttLaunches, heapSize(maxSize, n), json, machine, plot);
+            rttRounds, rttLaunches, heapSize(maxSize, n), json, machine, plot, proxyId, proxyIters);
         results.add(threads.submit(() -> ShmemBenchPe.run(settings, out)));
       }
       int exit = 0;

@@ -48,7 +48,10 @@ final class ShmemBenchPe {
   /** What the parent passes to each PE. */
   record Settings(int rank, int nPes, int device, byte[] shmemId, NcclUniqueId ncclId, String ncclMissing, ShmemDataType type,
                   List<Long> allReduceSizes, List<Long> putSizes, int iters, int warmupIters, int rttRounds, int rttLaunches, long heapSize,
-                  Path json, String machine, Path plot) {}
+                  Path json, String machine, Path plot, byte[] proxyShmemId, int proxyIters) {}
+
+  /** The label of rows whose bytes the host proxy moved: nothing on this machine is a NIC. */
+  static final String PROXY_LABEL = "host proxy (emulated NIC)";
 
   private final Settings s;
   private final Shmem shmem;
@@ -58,6 +61,8 @@ final class ShmemBenchPe {
   private final int n;
   private final List<BaselineRow> rows = new ArrayList<>();
   private final List<String> comparisons = new ArrayList<>();
+  /** P2P put-signal and NCCL p50 per all-reduce size, for the host-proxy comparison. */
+  private final java.util.Map<Long, double[]> p2pP50 = new java.util.HashMap<>();
   private int failures;
 
   private ShmemBenchPe(Settings s, Shmem shmem) {
@@ -72,16 +77,81 @@ final class ShmemBenchPe {
   /** Runs this PE's part; returns the exit code (0, or 1 when a result was wrong). Rank 0 prints the tables to {@code out}. */
   static int run(Settings s, PrintStream out) throws IOException {
     Shmem shmem = Shmem.initWithUniqueId(s.rank(), s.nPes(), s.shmemId(), org.mori4j.shmem.ShmemConfig.load().withDevice(s.device()).withHeapSize(s.heapSize()));
+    ShmemBenchPe pe;
+    int exit;
     try {
-      ShmemBenchPe pe = new ShmemBenchPe(s, shmem);
+      pe = new ShmemBenchPe(s, shmem);
       try {
-        return pe.measure(out);
+        exit = pe.measure(out);
       } finally {
         pe.stream.close();
       }
     } finally {
       shmem.close();
     }
+    if (s.proxyShmemId() != null) exit = Math.max(exit, pe.measureProxy());
+    if (s.rank() == 0) pe.report(out);
+    return exit;
+  }
+
+  /**
+   * The all-reduce again in a second group of the same PEs with {@code MORI_DISABLE_P2P}: kernel B (AUTO picks
+   * it) through the GPU-initiated endpoints, every put and signal executed by the PEs' host proxies over TCP.
+   * Each size is checked on every PE before it is timed; rows are labelled {@link #PROXY_LABEL}.
+   */
+  private int measureProxy() {
+    int bad = 0;
+    Shmem proxy = Shmem.initWithUniqueId(s.rank(), s.nPes(), s.proxyShmemId(),
+        org.mori4j.shmem.ShmemConfig.load().withDevice(s.device()).withHeapSize(s.heapSize()).withDisableP2p(true));
+    long max = s.allReduceSizes().stream().mapToLong(Long::longValue).max().orElse(0);
+    try (GpuStream on = gpu.createStream(proxy.device());
+         ShmemCollectives coll = ShmemCollectives.create(proxy, new ShmemCollectives.Settings(roundUp(max, 256), roundUp(max, 256), 0));
+         PinnedBuffer host = gpu.allocPinned(max); PinnedBuffer back = gpu.allocPinned(max)) {
+      long buffer = proxy.malloc(max);
+      ShmemDataType type = s.type();
+      for (long bytes : s.allReduceSizes()) {
+        long count = bytes / type.bytes();
+        MemorySegment mine = host.segment().asSlice(0, bytes);
+        fillInput(mine, type, count, me);
+        byte[] want = reference(type, count, bytes);
+        gpu.copyHostToDeviceAsync(buffer, mine, bytes, on);
+        on.synchronize();
+        proxy.barrierAll();
+        coll.allReduce(buffer, count, type, ShmemReduceOp.SUM, on);
+        on.synchronize();
+        gpu.copyDeviceToHostAsync(back.segment(), buffer, bytes, on);
+        on.synchronize();
+        long wrong = MemorySegment.mismatch(back.segment(), 0, bytes, MemorySegment.ofArray(want), 0, bytes);
+        if (wrong >= 0) {
+          bad++;
+          System.err.printf(Locale.ROOT, "shmem-bench PE %d: all-reduce %s over the %s: wrong result at byte %d%n", me, HumanSize.format(bytes), PROXY_LABEL, wrong);
+        }
+        proxy.barrierAll();
+        long[] lat = new long[s.proxyIters()];
+        for (int i = -Math.min(2, s.warmupIters()); i < lat.length; i++) {
+          long t0 = System.nanoTime();
+          coll.allReduce(buffer, count, type, ShmemReduceOp.SUM, on);
+          on.synchronize();
+          if (i >= 0) lat[i] = System.nanoTime() - t0;
+        }
+        ResultRow row = ResultRow.fromLatencies(bytes, 1, lat);
+        if (me == 0) {
+          rows.add(new BaselineRow("shmem allreduce put-signal, " + PROXY_LABEL, row,
+              "MORI_DISABLE_P2P: kernel B's puts + signals through GPU-initiated endpoints, executed by the host proxy over TCP; launch + synchronize"));
+          double[] ref = p2pP50.get(bytes);
+          comparisons.add(String.format(Locale.ROOT, "all-reduce %s over the %s: p50 %.1f us = %.1fx the P2P put-signal kernel (%.2f us)%s", HumanSize.format(bytes),
+              PROXY_LABEL, row.p50LatUs(), ref == null ? Double.NaN : row.p50LatUs() / ref[0], ref == null ? Double.NaN : ref[0],
+              ref == null || Double.isNaN(ref[1]) ? "" : String.format(Locale.ROOT, ", %.1fx NCCL (%.2f us)", row.p50LatUs() / ref[1], ref[1])));
+        }
+      }
+      on.synchronize();
+      proxy.barrierAll();
+      proxy.free(buffer);
+    } finally {
+      proxy.close();
+    }
+    failures += bad;
+    return bad == 0 ? 0 : 1;
   }
 
   private int measure(PrintStream out) throws IOException {
@@ -116,7 +186,6 @@ final class ShmemBenchPe {
     } finally {
       if (nccl != null) nccl.close();
     }
-    if (me == 0) report(out);
     return failures == 0 ? 0 : 1;
   }
 
@@ -187,6 +256,9 @@ final class ShmemBenchPe {
     rows.add(new BaselineRow("raw peer copy", copy,
         "cuMemcpyDtoDAsync of the tensor to the next PE's GPU" + (gpu.pointerInfo(peerDst).device() == shmem.device() ? " (same GPU)" : "")
             + " + synchronize, all PEs at once"));
+    double putSignalP50 = rows.stream().filter(b -> b.series().equals("shmem allreduce put-signal") && b.row() != null && b.row().msgSize() == bytes)
+        .mapToDouble(b -> b.row().p50LatUs()).reduce((x, y) -> y).orElse(Double.NaN);
+    p2pP50.put(bytes, new double[] {putSignalP50, ncclP50});
     comparisons.add(String.format(Locale.ROOT, "all-reduce %s: best shmem kernel %s p50 %.2f us %s; raw copy p50 %.2f us", size, bestName, best,
         Double.isNaN(ncclP50) ? "(NCCL not measured)" : String.format(Locale.ROOT, "= %.2fx NCCL's p50 %.2f us", best / ncclP50, ncclP50), copy.p50LatUs()));
   }

@@ -21,7 +21,10 @@ import org.mori4j.natives.gpu.KernelArgs;
  * a real GPU: every PE of the group runs this same sequence (collective calls in the same order) with
  * {@code peer} = the next PE, and checks what landed in its own memory. Returns the failed checks (empty when
  * all passed) instead of throwing, so that a PE whose check fails still takes part in the remaining
- * collective steps and the other PE does not wait for it in vain.
+ * collective steps and the other PE does not wait for it in vain. When the peer has no direct path
+ * ({@code MORI_DISABLE_P2P}) every call goes through the GPU-initiated endpoints and the host proxy: the same
+ * checks, with smaller grids where the proxy executes one atomic at a time (compare-and-swap loops cost a
+ * round trip per try).
  */
 final class DeviceApiScenario {
   private static final long MIB = 1 << 20;
@@ -30,6 +33,8 @@ final class DeviceApiScenario {
   private final Shmem pe;
   private final GpuStream stream;
   private final int me, n, peer, writer;
+  /** The peer is reached through endpoints (no P2P mapping). */
+  private final boolean proxied;
   private final List<String> failures = new ArrayList<>();
   private final List<String> passed = new ArrayList<>();
   private GpuModule module;
@@ -41,6 +46,7 @@ final class DeviceApiScenario {
     this.n = pe.nPes();
     this.peer = (me + 1) % n;
     this.writer = (me + n - 1) % n; // the PE whose puts land here
+    this.proxied = !pe.hasDirectPath(peer);
   }
 
   static String source() {
@@ -98,7 +104,8 @@ final class DeviceApiScenario {
     launch("t_query", 1, 1, KernelArgs.of().pointer(out).i64(sym).i32(peer));
     pe.barrierAll(stream);
     long[] v = readLongs(out, 7);
-    check("query", v[0] == me && v[1] == n && v[2] == pe.ptrP2p(sym, me, peer) && v[2] != 0 && v[3] == sym && v[4] == 0 && v[5] == v[2] && v[6] == 0,
+    boolean p2p = proxied ? v[2] == 0 : v[2] != 0;
+    check("query", v[0] == me && v[1] == n && v[2] == pe.ptrP2p(sym, me, peer) && p2p && v[3] == sym && v[4] == 0 && v[5] == v[2] && v[6] == 0,
         java.util.Arrays.toString(v) + " host ptrP2p 0x" + Long.toHexString(pe.ptrP2p(sym, me, peer)));
   }
 
@@ -196,17 +203,25 @@ final class DeviceApiScenario {
   }
 
   private void atomics(long words, long oldsA, long oldsB) {
-    int blocks = 16, total = blocks * THREADS * n;
+    int blocks = proxied ? 1 : 16, threads = proxied ? 64 : THREADS, total = blocks * threads * n;
     set(words, 4096, 0);
     pe.barrierAll(stream);
     long c32 = words, c64 = words + 64, cas32 = words + 128, cas64 = words + 192, s32 = words + 256, s64 = words + 320;
-    launch("t_atomics", blocks, THREADS, KernelArgs.of().pointer(c32).pointer(c64).pointer(cas32).pointer(cas64).pointer(s32).pointer(s64)
+    launch("t_atomics", blocks, threads, KernelArgs.of().pointer(c32).pointer(c64).pointer(cas32).pointer(cas64).pointer(s32).pointer(s64)
         .pointer(oldsA).pointer(oldsB));
     pe.barrierAll(stream);
+    // every PE's old values, through the host exchange (works without mappings of the others' memory)
+    int[] mine32 = readInts(oldsA, blocks * threads);
+    long[] mine64 = readLongs(oldsB, blocks * threads);
+    long[] packed = new long[2 * blocks * threads];
+    for (int i = 0; i < mine32.length; i++) {
+      packed[i] = mine32[i];
+      packed[mine32.length + i] = mine64[i];
+    }
+    long[][] olds = pe.exchangeLongs(packed);
     if (me != 0) {
       long[] untouched = readLongs(words, 48);
       check("atomics target only PE 0", java.util.Arrays.stream(untouched).allMatch(x -> x == 0), "PE " + me + "'s words changed");
-      pe.barrierAll();
       return;
     }
     int[] w32 = readInts(words, 160);
@@ -219,21 +234,20 @@ final class DeviceApiScenario {
         w64[40] + ", " + w64[41] + ", " + w64[42]);
     BitSet seen32 = new BitSet(total), seen64 = new BitSet(total);
     boolean inRange = true;
+    int per = blocks * threads;
     for (int p = 0; p < n; p++) {
-      long a = pe.ptrP2p(oldsA, 0, p), b = pe.ptrP2p(oldsB, 0, p);
-      int[] o32 = readInts(a, blocks * THREADS);
-      long[] o64 = readLongs(b, blocks * THREADS);
-      for (int i = 0; i < o32.length; i++) {
-        if (o32[i] < 0 || o32[i] >= total || o64[i] < 0 || o64[i] >= total) inRange = false;
+      for (int i = 0; i < per; i++) {
+        long o32 = (int) olds[p][i], o64 = olds[p][per + i];
+        if (o32 < 0 || o32 >= total || o64 < 0 || o64 >= total) inRange = false;
         else {
-          seen32.set(o32[i]);
-          seen64.set((int) o64[i]);
+          seen32.set((int) o32);
+          seen64.set((int) o64);
         }
       }
     }
-    check("fetch_add old values are a permutation (every add atomic)", inRange && seen32.cardinality() == total && seen64.cardinality() == total,
+    check("fetch_add old values are a permutation (every add atomic)" + (proxied ? " (" + total + " threads through endpoints)" : ""),
+        inRange && seen32.cardinality() == total && seen64.cardinality() == total,
         "distinct " + seen32.cardinality() + " / " + seen64.cardinality() + " of " + total);
-    pe.barrierAll();
   }
 
   private void genericAtomics(long words, long out) {
@@ -259,9 +273,10 @@ final class DeviceApiScenario {
   }
 
   private void ordering(long words, long out, boolean quiet) {
-    set(words + 2048, 16, 0);
+    set(words + 2048, 128, 0);
     pe.barrierAll(stream);
-    launch("t_fence", 2, 32, KernelArgs.of().pointer(words + 2048).pointer(words + 2056).i64(20000).i32(quiet ? 1 : 0).i32(peer).pointer(out));
+    launch("t_fence", 2, 32, KernelArgs.of().pointer(words + 2048).pointer(words + 2056).i64(proxied ? 2000 : 20000).i32(quiet ? 1 : 0).i32(peer)
+        .pointer(out).pointer(words + 2112));
     pe.barrierAll(stream);
     long violations = readLongs(out, 1)[0];
     check((quiet ? "quiet_thread" : "fence") + " orders a put before the next", violations == 0, violations + " flags seen before their data");

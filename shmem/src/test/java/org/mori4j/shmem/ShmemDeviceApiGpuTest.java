@@ -93,14 +93,30 @@ class ShmemDeviceApiGpuTest {
 
   @Test
   void everyDeviceFunctionBetweenTwoPesInTwoProcesses() throws Exception {
-    ShmemConfig config = ShmemConfig.load().withHeapSize(HEAP);
+    runScenario("device-api", false, 60);
+  }
+
+  /**
+   * The same scenario with {@code MORI_DISABLE_P2P}: every device call to the other PE goes through the
+   * GPU-initiated endpoints, executed by each PE's host proxy (emulation of a NIC, over TCP on loopback).
+   */
+  @Test
+  void everyDeviceFunctionOverGpuInitiatedEndpointsWithP2pDisabled() throws Exception {
+    runScenario("device-api-proxy", true, 50);
+  }
+
+  private void runScenario(String mode, boolean disableP2p, int minChecks) throws Exception {
+    ShmemConfig config = ShmemConfig.load().withHeapSize(HEAP).withDisableP2p(disableP2p);
     DeviceMemoryInfo before = gpu.memoryInfo(0);
     byte[] id = Shmem.getUniqueId(config);
-    try (ChildPe child = new ChildPe("device-api", 1, 2, id, HEAP, null)) {
+    long t0 = System.nanoTime();
+    try (ChildPe child = new ChildPe(mode, 1, 2, id, HEAP, null)) {
       Shmem pe = Shmem.initWithUniqueId(0, 2, id, config);
       String up = child.await("UP", 120);
-      System.out.println("PE 0 on GPU " + pe.device() + " (" + gpu.pciBusId(pe.device()) + "), PE 1: " + up + "; " + gpu.deviceCount() + " GPU(s)");
+      System.out.println(mode + ": PE 0 on GPU " + pe.device() + " (" + gpu.pciBusId(pe.device()) + "), PE 1: " + up + "; " + gpu.deviceCount()
+          + " GPU(s); direct path to PE 1: " + pe.hasDirectPath(1) + ", endpoints per peer " + pe.numQpPerPe());
       assertEquals(gpu.deviceCount() > 1 ? "UP 1" : "UP 0", up.substring(0, 4));
+      assertEquals(!disableP2p, pe.hasDirectPath(1));
       List<String> failures;
       List<String> passed;
       try (GpuStream stream = gpu.createStream(pe.device())) {
@@ -108,14 +124,16 @@ class ShmemDeviceApiGpuTest {
         failures = s.run();
         passed = s.passed();
       }
+      List<String> endpointErrors = pe.endpointErrors();
       pe.finalizeShmem();
-      String done = child.await("DONE", 300);
+      String done = child.await("DONE", 600);
       List<String> childFailures = child.all.stream().filter(l -> l.startsWith("FAIL")).toList();
       long childPassed = child.all.stream().filter(l -> l.startsWith("PASS")).count();
-      System.out.println("PE 0 passed " + passed.size() + " checks, PE 1 passed " + childPassed);
+      System.out.printf("%s: PE 0 passed %d checks, PE 1 passed %d, in %.1f s%n", mode, passed.size(), childPassed, (System.nanoTime() - t0) / 1e9);
       assertTrue(failures.isEmpty() && childFailures.isEmpty(), "PE 0: " + failures + "\nPE 1: " + childFailures);
+      assertTrue(endpointErrors.isEmpty(), "endpoint errors: " + endpointErrors);
       assertEquals("DONE 0", done);
-      assertTrue(passed.size() >= 60, "only " + passed.size() + " checks ran: " + passed);
+      assertTrue(passed.size() >= minChecks, "only " + passed.size() + " checks ran: " + passed);
       assertEquals(0, child.process.waitFor());
     }
     DeviceMemoryInfo after = gpu.memoryInfo(0);

@@ -32,11 +32,12 @@ public final class ShmemPeProcessMain {
     } else {
       config = ShmemConfig.load().withHeapSize(heap);
     }
+    if (mode.equals("device-api-proxy")) config = config.withDisableP2p(true);
     int failures = 0;
     try (Shmem pe = Shmem.initWithUniqueId(rank, n, id, config)) {
       answer("UP " + pe.device() + " " + pe.gpu().pciBusId(pe.device()));
       switch (mode) {
-        case "device-api" -> {
+        case "device-api", "device-api-proxy" -> {
           try (GpuStream stream = pe.gpu().createStream(pe.device())) {
             DeviceApiScenario s = new DeviceApiScenario(pe, stream);
             List<String> failed = s.run();

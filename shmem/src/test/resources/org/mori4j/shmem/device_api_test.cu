@@ -229,13 +229,15 @@ extern "C" __global__ void t_barrier(unsigned long long* slots, int rounds, int 
 }
 
 // Ordering: block 0 writes data = i then (after fence, or quiet when useQuiet) flag = i to the peer, for i up
-// to n; block 1 watches this PE's words: whenever it sees flag = f, data must already be >= f.
+// to n; block 1 watches this PE's words: whenever it sees flag = f, data must already be >= f. The put's source
+// is a heap word (stage): through an endpoint the source must be registered memory.
 extern "C" __global__ void t_fence(unsigned long long* data, unsigned long long* flag, unsigned long long n, int useQuiet, int peer,
-                                   unsigned long long* out) {
+                                   unsigned long long* out, unsigned long long* stage) {
   if (threadIdx.x != 0) return;
   if (blockIdx.x == 0) {
     for (unsigned long long i = 1; i <= n; i++) {
-      mori_shmem_putmem_nbi_thread(data, &i, 8, peer, 0);
+      *(volatile unsigned long long*) stage = i;
+      mori_shmem_putmem_nbi_thread(data, stage, 8, peer, 0);
       if (useQuiet) mori_shmem_quiet_thread();
       else mori_shmem_fence();
       mori_shmem_uint64_p((uint64_t*) flag, i, peer, 0);

@@ -186,7 +186,7 @@ class ShmemCollectivesGpuTest {
    * PEs in a host barrier: no PE launches a kernel (which spins until the others' kernels arrive) while another
    * PE is still copying its input.
    */
-  private static void upload(Pe pe, byte[] data, long offset) {
+  static void upload(Pe pe, byte[] data, long offset) {
     GpuRuntime gpu = pe.shmem().gpu();
     try (PinnedBuffer host = gpu.allocPinned(Math.max(1, data.length))) {
       MemorySegment.copy(data, 0, host.segment(), JAVA_BYTE, 0, data.length);
@@ -196,7 +196,7 @@ class ShmemCollectivesGpuTest {
     pe.shmem().barrierAll();
   }
 
-  private static byte[] download(Pe pe, long bytes, long offset) {
+  static byte[] download(Pe pe, long bytes, long offset) {
     GpuRuntime gpu = pe.shmem().gpu();
     try (PinnedBuffer host = gpu.allocPinned(Math.max(1, bytes))) {
       gpu.copyDeviceToHostAsync(host.segment(), pe.buffer() + offset, bytes, pe.stream());
@@ -205,7 +205,7 @@ class ShmemCollectivesGpuTest {
     }
   }
 
-  private static void assertBytes(byte[] want, byte[] got, String what) {
+  static void assertBytes(byte[] want, byte[] got, String what) {
     assertEquals(want.length, got.length, what + ": length");
     for (int i = 0; i < want.length; i++)
       if (want[i] != got[i]) fail(String.format("%s: first wrong byte at %d of %d: want 0x%02x, got 0x%02x", what, i, want.length, want[i], got[i]));
