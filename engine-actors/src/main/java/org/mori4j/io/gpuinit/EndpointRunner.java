@@ -17,6 +17,7 @@ final class EndpointRunner {
   private static final ValueLayout.OfLong L = ValueLayout.JAVA_LONG;
   private static final ValueLayout.OfInt I = ValueLayout.JAVA_INT;
   private static final ValueLayout.OfByte B = ValueLayout.JAVA_BYTE;
+  private static final byte[] NO_PAYLOAD = new byte[0];
 
   final RdmaEndpoint ep;
   final EndpointBlock b;
@@ -202,7 +203,7 @@ final class EndpointRunner {
     boolean recv = r.op == OP_SEND || r.op == OP_RDMA_WRITE_WITH_IMM;
     r.deadline = now + ctx.settings.peerTimeoutNanos() + (recv ? ctx.settings.rnrRetryNanos() : 0);
     peer.ref.tell(new GpuInitProtocol.PeerOp(r.op, ep.qpn(), peer.qpn, r.index, r.raddr, r.rkey, r.compareAdd, r.swap, r.imm,
-        r.length, payload == null ? new byte[0] : payload, ctx.self));
+        r.length, payload == null ? NO_PAYLOAD : payload, ctx.self));
   }
 
   /** The peer's answer to the PeerOp of WQE {@code index}; stale answers (timed out, flushed) are dropped. */

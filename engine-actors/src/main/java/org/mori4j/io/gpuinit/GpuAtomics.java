@@ -17,7 +17,7 @@ import org.mori4j.natives.gpu.KernelArgs;
  * spins would starve it (README, "GPU-initiated transfers").
  */
 final class GpuAtomics implements AutoCloseable {
-  private static final String SOURCE = """
+  static final String SOURCE = """
       extern "C" __global__ void mori4j_gpuinit_atomic(unsigned long long* target, int cas, unsigned long long compareAdd,
                                                       unsigned long long swap, volatile unsigned long long* old) {
         unsigned long long v = cas ? atomicCAS_system(target, compareAdd, swap) : atomicAdd_system(target, compareAdd);
