@@ -4,19 +4,21 @@ import com.typesafe.config.Config;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code mori4j.gpu-initiated} read once per context: the proxy's duty cycle (spin after activity, then park), the
+ * {@code mori4j.gpu-initiated} read once per context: the proxy's duty cycle (spin after activity, then park, longer while idle), the
  * default queue depths, the device-side wait timeout written into every endpoint, the receiver-not-ready retry
  * time and how long a peer may leave a SEND, write-with-immediate notice or atomic unanswered.
  */
-record GpuInitSettings(long spinNanos, long parkNanos, long maxRunNanos, int defaultMaxSendWr, int defaultMaxCqe, int defaultMaxRecvWr,
+record GpuInitSettings(long spinNanos, long parkNanos, long parkMaxNanos, long maxRunNanos, int defaultMaxSendWr, int defaultMaxCqe, int defaultMaxRecvWr,
                        long waitTimeoutNanos, long rnrRetryNanos, long peerTimeoutNanos, String gpuRuntime) {
 
   static GpuInitSettings from(Config root) {
     Config c = root.getConfig("mori4j.gpu-initiated");
-    GpuInitSettings s = new GpuInitSettings(nanos(c, "proxy-spin"), nanos(c, "proxy-park"), nanos(c, "proxy-max-run"),
+    GpuInitSettings s = new GpuInitSettings(nanos(c, "proxy-spin"), nanos(c, "proxy-park"), nanos(c, "proxy-park-max"), nanos(c, "proxy-max-run"),
         c.getInt("max-send-wr"), c.getInt("max-cqe"), c.getInt("max-recv-wr"), nanos(c, "wait-timeout"), nanos(c, "rnr-retry-time"),
         nanos(c, "peer-timeout"), root.getString("mori4j.gpu.runtime"));
     if (s.parkNanos <= 0) throw new IllegalArgumentException("mori4j.gpu-initiated.proxy-park must be positive: " + c.getValue("proxy-park").render());
+    if (s.parkMaxNanos < s.parkNanos)
+      throw new IllegalArgumentException("mori4j.gpu-initiated.proxy-park-max must be at least proxy-park: " + c.getValue("proxy-park-max").render());
     if (s.maxRunNanos <= 0) throw new IllegalArgumentException("mori4j.gpu-initiated.proxy-max-run must be positive");
     if (s.waitTimeoutNanos <= 0) throw new IllegalArgumentException("mori4j.gpu-initiated.wait-timeout must be positive: " + c.getValue("wait-timeout").render());
     if (s.peerTimeoutNanos <= 0 || s.rnrRetryNanos < 0)
@@ -30,12 +32,12 @@ record GpuInitSettings(long spinNanos, long parkNanos, long maxRunNanos, int def
   }
 
   GpuInitSettings withPark(long spin, long park) {
-    return new GpuInitSettings(spin, park, maxRunNanos, defaultMaxSendWr, defaultMaxCqe, defaultMaxRecvWr, waitTimeoutNanos, rnrRetryNanos,
+    return new GpuInitSettings(spin, park, Math.max(park, parkMaxNanos), maxRunNanos, defaultMaxSendWr, defaultMaxCqe, defaultMaxRecvWr, waitTimeoutNanos, rnrRetryNanos,
         peerTimeoutNanos, gpuRuntime);
   }
 
   GpuInitSettings withTimeouts(long rnr, long peer) {
-    return new GpuInitSettings(spinNanos, parkNanos, maxRunNanos, defaultMaxSendWr, defaultMaxCqe, defaultMaxRecvWr, waitTimeoutNanos, rnr,
+    return new GpuInitSettings(spinNanos, parkNanos, parkMaxNanos, maxRunNanos, defaultMaxSendWr, defaultMaxCqe, defaultMaxRecvWr, waitTimeoutNanos, rnr,
         peer, gpuRuntime);
   }
 }

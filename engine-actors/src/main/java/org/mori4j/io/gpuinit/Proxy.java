@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * this context (SENDs and write-with-immediate notices into receive queues, atomics). Everything reaches it through
  * one queue ({@link #submit}), so the endpoint state has one writer and never needs a lock. It never blocks on a
  * transfer: engine completions wake it ({@link #wake}) and it then reads the statuses in WQE order. Duty cycle:
- * after activity it spins for {@code proxy-spin}, then parks {@code proxy-park} at a time until woken; each Poll
+ * after activity it spins for {@code proxy-spin}, then parks {@code proxy-park} at a time until woken, doubling the
+ * park while nothing at all is in flight up to {@code proxy-park-max}; each Poll
  * message runs at most {@code proxy-max-run} so that the actor's mailbox (a stop) gets its turn.
  */
 final class Proxy {
@@ -80,6 +81,7 @@ final class Proxy {
         GpuInitSettings s = ctx.settings;
         long start = System.nanoTime();
         long lastWork = start;
+        long park = s.parkNanos();
         while (true) {
           long now = System.nanoTime();
           int work;
@@ -91,10 +93,15 @@ final class Proxy {
           }
           if (stopped) return Behaviors.stopped();
           now = System.nanoTime();
-          if (work > 0 || busy()) lastWork = work > 0 ? now : lastWork;
-          if (work == 0) {
-            if (now - lastWork < s.spinNanos()) Thread.onSpinWait();
-            else LockSupport.parkNanos(s.parkNanos());
+          if (work > 0) {
+            lastWork = now;
+            park = s.parkNanos();
+          } else if (now - lastWork < s.spinNanos()) {
+            Thread.onSpinWait();
+          } else {
+            LockSupport.parkNanos(park);
+            // the longer nothing happens, the longer the park (up to proxy-park-max), unless work is in flight
+            park = busy() ? s.parkNanos() : Math.min(s.parkMaxNanos(), park * 2);
           }
           if (System.nanoTime() - start > s.maxRunNanos()) break;
         }
