@@ -28,6 +28,7 @@ final class EndpointRunner {
   private final int mask;
   Peer peer;
   long processed, retired, cqProducer;
+  private long hooked = -1;
   private boolean errorSeen, errorState;
   private long firstErrorIndex = -1;
   private int errorCount;
@@ -66,6 +67,19 @@ final class EndpointRunner {
       if (n == 0) break;
     }
     return work;
+  }
+
+  /**
+   * Before the proxy parks: the oldest unretired work request, if it waits on the engine, wakes the proxy when it
+   * completes. Retirement is in order, so only that one matters; hooking it here rather than at issue keeps a busy
+   * proxy from allocating a completion stage per work request.
+   */
+  void hookHead() {
+    if (retired == processed || retired == hooked) return;
+    WqeRecord r = recs[(int) (retired & mask)];
+    if (r.phase != WqeRecord.ENGINE || !r.status.inProgress()) return;
+    hooked = retired;
+    r.status.completion().whenComplete(proxy.wake);
   }
 
   /** In flight: issued and not retired (the proxy keeps spinning while there is any). */
@@ -125,6 +139,15 @@ final class EndpointRunner {
     }
     long delay = ctx.testIssueDelayNanos;
     if (delay > 0) LockSupport.parkNanos(delay);
+    try {
+      return execute(r, op, now);
+    } catch (RuntimeException e) {
+      // a failing native call (a GPU copy, say) completes this work request in error instead of stalling the endpoint
+      return fail(r, WC_GENERAL_ERR, "host proxy: " + e);
+    }
+  }
+
+  private boolean execute(WqeRecord r, int op, long now) {
     long len = r.length & 0xFFFF_FFFFL;
     switch (op) {
       case OP_RDMA_WRITE, OP_RDMA_WRITE_WITH_IMM, OP_RDMA_READ -> {
@@ -153,7 +176,6 @@ final class EndpointRunner {
             : ctx.engine.write(local.desc(), local.descOffset(r.laddr), remote.desc(), remote.descOffset(r.raddr), len, uid);
         r.status = s;
         r.phase = WqeRecord.ENGINE;
-        if (s.inProgress()) s.completion().whenComplete(proxy.wake);
       }
       case OP_SEND -> {
         if (len > MAX_SEND_BYTES) return fail(r, WC_LOC_LEN_ERR, "SEND of " + len + " bytes exceeds " + MAX_SEND_BYTES);
@@ -215,7 +237,12 @@ final class EndpointRunner {
       return;
     }
     if (r.op == OP_ATOMIC_CMP_AND_SWP || r.op == OP_ATOMIC_FETCH_AND_ADD) {
-      ctx.memory.writeLong(r.local, r.laddr, m.value());
+      try {
+        ctx.memory.writeLong(r.local, r.laddr, m.value());
+      } catch (RuntimeException e) {
+        fail(r, WC_GENERAL_ERR, "host proxy: writing the atomic's old value to 0x" + Long.toHexString(r.laddr) + ": " + e);
+        return;
+      }
       r.done(WC_SUCCESS, null, 8);
     } else {
       r.done(WC_SUCCESS, null, r.length & 0xFFFF_FFFFL);

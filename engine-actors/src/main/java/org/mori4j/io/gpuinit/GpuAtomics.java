@@ -34,6 +34,12 @@ final class GpuAtomics implements AutoCloseable {
     this.gpu = gpu;
   }
 
+  /** Compiles and loads the kernel for {@code device} and creates its stream, ahead of the first atomic. */
+  void prepare(int device) {
+    modules.computeIfAbsent(device, d -> gpu.loadModule(d, gpu.compile(d, SOURCE, "mori4j_gpuinit_atomic.cu")));
+    streams.computeIfAbsent(device, gpu::createStream);
+  }
+
   /** Launches one atomic; the old value appears at pinned address {@code oldCell} once the returned stream is complete. */
   GpuStream launch(int device, long target, boolean cas, long compareAdd, long swap, long oldCell) {
     GpuModule m = modules.computeIfAbsent(device, d -> gpu.loadModule(d, gpu.compile(d, SOURCE, "mori4j_gpuinit_atomic.cu")));

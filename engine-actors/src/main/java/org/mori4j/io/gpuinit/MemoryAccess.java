@@ -61,6 +61,12 @@ final class MemoryAccess implements AutoCloseable {
     write(r, addr, b);
   }
 
+  /** The bounce buffer and {@code device}'s stream, made at registration rather than while kernels run. */
+  void prepare(int device) {
+    bounce();
+    stream(device);
+  }
+
   private MemorySegment bounce() {
     if (bounce == null) bounce = ctx.gpuRuntime().allocPinned(GpuQueueLayout.MAX_SEND_BYTES);
     return bounce.segment();

@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * endpoints, runs their work requests through the engine and writes completions, and executes what peers ask of
  * this context (SENDs and write-with-immediate notices into receive queues, atomics). Everything reaches it through
  * one queue ({@link #submit}), so the endpoint state has one writer and never needs a lock. It never blocks on a
- * transfer: engine completions wake it ({@link #wake}) and it then reads the statuses in WQE order. Duty cycle:
+ * transfer: before it parks, the oldest engine transfer of each endpoint is set to wake it ({@link #wake}), and it
+ * reads the statuses in WQE order. Duty cycle:
  * after activity it spins for {@code proxy-spin}, then parks {@code proxy-park} at a time until woken, doubling the
  * park while nothing at all is in flight up to {@code proxy-park-max}; each Poll
  * message runs at most {@code proxy-max-run} so that the actor's mailbox (a stop) gets its turn.
@@ -42,6 +43,9 @@ final class Proxy {
   record PeerGone(org.apache.pekko.actor.typed.ActorRef<?> peer, String reason) {}
 
   record Shutdown(CompletableFuture<Void> done) {}
+
+  /** Prepare the GPU resources for a GPU region of {@code device} (and its atomics when {@code atomics}). */
+  record PrepareGpu(int device, boolean atomics, CompletableFuture<Void> done) {}
 
   private record Lookup(String path, int rkey) {}
 
@@ -99,6 +103,7 @@ final class Proxy {
           } else if (now - lastWork < s.spinNanos()) {
             Thread.onSpinWait();
           } else {
+            for (int i = 0; i < runners.size(); i++) runners.get(i).hookHead();
             LockSupport.parkNanos(park);
             // the longer nothing happens, the longer the park (up to proxy-park-max), unless work is in flight
             park = busy() ? s.parkNanos() : Math.min(s.parkMaxNanos(), park * 2);
@@ -150,6 +155,15 @@ final class Proxy {
           r.done().complete(null);
         }
         case PeerGone g -> peerLost(g.peer(), g.reason());
+        case PrepareGpu g -> {
+          try {
+            ctx.memory.prepare(g.device());
+            if (g.atomics()) atomics.prepare(g.device());
+            g.done().complete(null);
+          } catch (RuntimeException e) {
+            g.done().completeExceptionally(e);
+          }
+        }
         case Shutdown s -> {
           for (EndpointRunner r : runners) r.abandon();
           runners.clear();

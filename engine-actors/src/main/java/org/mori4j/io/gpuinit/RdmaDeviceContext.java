@@ -112,6 +112,22 @@ public final class RdmaDeviceContext implements AutoCloseable {
     if ((access & ~GpuQueueLayout.ACCESS_ALL) != 0)
       throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "access has bits other than IBV_ACCESS_LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC: " + access);
     MemoryDesc desc = engine.registerMemory(address, size, deviceId, loc);
+    if (loc == MemoryLocationType.GPU) {
+      CompletableFuture<Void> ready = new CompletableFuture<>();
+      proxy.submit(new Proxy.PrepareGpu(deviceId, (access & GpuQueueLayout.ACCESS_REMOTE_ATOMIC) != 0, ready));
+      try {
+        ready.get(CONTROL_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (Exception e) {
+        try {
+          engine.deregisterMemory(desc);
+        } catch (IoEngineException ignored) {
+          // the registration is refused either way
+        }
+        Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
+        throw new IoEngineException(StatusCode.ERR_GPU_OP, "GPU region on device " + deviceId + ": the host proxy could not prepare its copies"
+            + ((access & GpuQueueLayout.ACCESS_REMOTE_ATOMIC) != 0 ? " and atomics" : "") + ": " + cause, cause);
+      }
+    }
     return add(address, size, access, desc, loc, deviceId, true, true);
   }
 

@@ -78,7 +78,14 @@ final class ReceiveQueue {
         }
       }
       if (ep.cqFull()) break;
-      if (wc == WC_SUCCESS && send && m.payload().length > 0) ep.ctx.memory.write(r, addr, m.payload());
+      if (wc == WC_SUCCESS && send && m.payload().length > 0) {
+        try {
+          ep.ctx.memory.write(r, addr, m.payload());
+        } catch (RuntimeException e) {
+          wc = WC_GENERAL_ERR;
+          why = "host proxy: landing the SEND at 0x" + Long.toHexString(addr) + ": " + e;
+        }
+      }
       int wcOp = send ? WC_OP_RECV : WC_OP_RECV_RDMA_WITH_IMM;
       long bytes = send ? m.payload().length : m.length() & 0xFFFF_FFFFL;
       waiting.poll();

@@ -59,10 +59,7 @@ final class TargetAtomics implements AutoCloseable {
       return;
     }
     try {
-      if (gpu == null) {
-        gpu = new GpuAtomics(ctx.gpuRuntime());
-        cells = ctx.gpuRuntime().allocPinned((long) CELLS * 8);
-      }
+      prepare(r.deviceId());
       if (gpuJobs.size() >= CELLS) {
         reply(op, WC_REM_OP_ERR, 0, "more than " + CELLS + " GPU atomics outstanding at context " + ctx.name);
         return;
@@ -95,6 +92,17 @@ final class TargetAtomics implements AutoCloseable {
       n++;
     }
     return n;
+  }
+
+  /**
+   * Everything a GPU atomic on {@code device} needs (kernel compiled and loaded, stream, pinned result cells), made
+   * when a GPU region with REMOTE_ATOMIC is registered: compiling, loading a module or allocating pinned memory while
+   * the application's kernels run could wait for them.
+   */
+  void prepare(int device) {
+    if (gpu == null) gpu = new GpuAtomics(ctx.gpuRuntime());
+    if (cells == null) cells = ctx.gpuRuntime().allocPinned((long) CELLS * 8);
+    gpu.prepare(device);
   }
 
   private static void reply(GpuInitProtocol.PeerOp op, int wc, long old, String why) {
