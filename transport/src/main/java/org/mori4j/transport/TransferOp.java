@@ -38,6 +38,17 @@ public abstract class TransferOp {
   protected boolean notifyTarget = true;
   /** The remote region's part of its descriptor for the chosen backend (XGMI: its IPC data), or null. */
   protected byte[] remoteData;
+  /**
+   * A batch whose blocks the engine checked when it made the op (see {@link #blocksChecked}): every block has a
+   * positive size and lies inside {@code [0, checkedLocalSize)} locally and {@code [0, checkedRemoteSize)} remotely;
+   * -1 when not checked (then a backend checks block by block). Lets a backend check a batch against what the
+   * owner registered with two compares instead of a pass over the blocks.
+   */
+  protected long checkedLocalSize = -1;
+  protected long checkedRemoteSize = -1;
+  /** The smallest and largest block of a checked batch. */
+  protected long minBlockSize;
+  protected long maxBlockSize;
 
   /** The backend's choice of lane (a connection, a queue pair) for this op; set by the backend. */
   public Object lane;
@@ -96,6 +107,8 @@ public abstract class TransferOp {
     this.remoteOffsets = null;
     this.sizes = null;
     this.remoteData = null;
+    this.checkedLocalSize = -1;
+    this.checkedRemoteSize = -1;
   }
 
   /** Sets the fields of a batch; the arrays are owned by the op from now on. */
@@ -119,6 +132,49 @@ public abstract class TransferOp {
     for (int i = 0; i < count; i++) total += sizes[i];
     this.size = total;
   }
+
+  /**
+   * A batch of the first {@code count} entries of the arrays whose blocks the caller has already checked (one pass
+   * that also found {@code total}, the smallest and the largest block): every size positive, every block inside
+   * {@code [0, localSize)} and {@code [0, remoteSize)}. Saves the sum over the sizes {@link #initBatch} makes.
+   */
+  public final void initCheckedBatch(byte kind, LocalRegion local, long[] localOffsets, Object peer, long remoteId,
+                                     long remoteAccessKey, long remoteAddress, long[] remoteOffsets, long[] sizes, int count,
+                                     long uid, long total, long minBlock, long maxBlock, long localSize, long remoteSize) {
+    if (count < 1 || count > localOffsets.length || count > remoteOffsets.length || count > sizes.length)
+      throw new IllegalArgumentException("block count " + count + " does not fit arrays of " + localOffsets.length + ", "
+          + remoteOffsets.length + " and " + sizes.length + " entries");
+    if (minBlock <= 0 || maxBlock < minBlock || localSize < 0 || remoteSize < 0)
+      throw new IllegalArgumentException("bad summary of a checked batch: blocks " + minBlock + ".." + maxBlock + ", sizes "
+          + localSize + " and " + remoteSize);
+    initSingle(kind, local, 0, peer, remoteId, remoteAccessKey, remoteAddress, 0, 0, uid);
+    this.localOffsets = localOffsets;
+    this.remoteOffsets = remoteOffsets;
+    this.sizes = sizes;
+    this.blockCount = count;
+    this.size = total;
+    this.minBlockSize = minBlock;
+    this.maxBlockSize = maxBlock;
+    this.checkedLocalSize = localSize;
+    this.checkedRemoteSize = remoteSize;
+  }
+
+  /**
+   * Whether every block of this batch is known to have a positive size and to lie inside {@code [0, localSize)}
+   * locally and {@code [0, remoteSize)} remotely, from the check the engine made when it built the op: a backend
+   * that can answer true skips its own pass over the blocks (and then finds their bounds in
+   * {@link #minBlockSize()}/{@link #maxBlockSize()}). False for single transfers and unchecked batches.
+   */
+  public final boolean blocksChecked(long localSize, long remoteSize) {
+    return localOffsets != null && checkedLocalSize >= 0 && checkedLocalSize <= localSize && checkedRemoteSize >= 0
+        && checkedRemoteSize <= remoteSize;
+  }
+
+  /** The smallest block of a batch for which {@link #blocksChecked} is true. */
+  public final long minBlockSize() { return minBlockSize; }
+
+  /** The largest block of a batch for which {@link #blocksChecked} is true. */
+  public final long maxBlockSize() { return maxBlockSize; }
 
   public final byte kind() { return kind; }
   public final LocalRegion local() { return local; }

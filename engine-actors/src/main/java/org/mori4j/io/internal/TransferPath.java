@@ -157,32 +157,34 @@ public final class TransferPath {
       return invalid("localOffsets (" + lo.length + "), remoteOffsets (" + ro.length + ") and sizes (" + sizes.length
           + ") must have the same length");
     if (lo.length == 0) return invalid("a batch entry needs at least one block");
-    for (int i = 0; i < lo.length; i++) {
-      long s = sizes[i];
-      if (s <= 0) return invalid("sizes[" + i + "] must be positive: " + s);
-      if (lo[i] < 0 || lo[i] > local.size() - s)
-        return invalid("localOffsets[" + i + "] " + lo[i] + " + size " + s + " exceeds " + ln + " size " + local.size());
-      if (ro[i] < 0 || ro[i] > remote.size() - s)
-        return invalid("remoteOffsets[" + i + "] " + ro[i] + " + size " + s + " exceeds " + rn + " size " + remote.size());
-    }
+    // one pass: every block checked, joins counted, bytes summed (BatchBlocks; the messages are the ones it always had)
+    BatchBlocks blocks = new BatchBlocks();
+    String bad = blocks.scan(lo, ro, sizes, local.size(), remote.size(), ln, rn);
+    if (bad != null) return invalid(bad);
     Routes.Local l = r.locals().get(local.id());
     Routes.Peer p = r.peers().get(remote.engineKey());
     Routes.Backend b = choose(r, l, p, remote);
     if (b == null) return noBackend(l, remote);
     explainer.noteChosen(r, l, p, remote, b);
     TransferStatusImpl st = new TransferStatusImpl(spinNanos);
-    int m = joinedCount(lo, ro, sizes);
+    int m = lo.length - blocks.joins;
     if (m == 1) {
-      long total = 0;
-      for (long s : sizes) total += s;
-      st.initSingle(kind, l.region(), lo[0], p.handles().get(b.type()), remote.id(), remote.accessKey(), remote.address(), ro[0], total, uid);
+      st.initSingle(kind, l.region(), lo[0], p.handles().get(b.type()), remote.id(), remote.accessKey(), remote.address(), ro[0],
+          blocks.total, uid);
     } else {
       // copies in any case: the caller may reuse its arrays as soon as this returns
       boolean pooled = b.backend().readsBlocksOnlyUntilDone();
       BlockArrayPool.Arrays a = pooled ? blockArrays.take(m) : BlockArrayPool.unpooled(m);
-      join(lo, ro, sizes, a.localOffsets, a.remoteOffsets, a.sizes);
-      st.initBatch(kind, l.region(), a.localOffsets, p.handles().get(b.type()), remote.id(), remote.accessKey(), remote.address(),
-          a.remoteOffsets, a.sizes, m, uid);
+      if (m == lo.length) {
+        System.arraycopy(lo, 0, a.localOffsets, 0, m);
+        System.arraycopy(ro, 0, a.remoteOffsets, 0, m);
+        System.arraycopy(sizes, 0, a.sizes, 0, m);
+      } else {
+        blocks.join(lo, ro, sizes, a.localOffsets, a.remoteOffsets, a.sizes);
+      }
+      st.initCheckedBatch(kind, l.region(), a.localOffsets, p.handles().get(b.type()), remote.id(), remote.accessKey(),
+          remote.address(), a.remoteOffsets, a.sizes, m, uid, blocks.total, blocks.minBlock, blocks.maxBlock, local.size(),
+          remote.size());
       if (pooled) st.returnArraysTo(blockArrays, a);
     }
     st.remoteData(remote.backendData().get(b.type()), remote.backendData());
@@ -304,7 +306,11 @@ public final class TransferPath {
     return null;
   }
 
-  /** How many blocks the batch has once neighbours contiguous on both sides are joined (fewer entries on the wire, a copy instead of a kernel). */
+  /**
+   * How many blocks the batch has once neighbours contiguous on both sides are joined (fewer entries on the wire, a
+   * copy instead of a kernel). The batch path counts them in {@link BatchBlocks#scan}; this plain form is the
+   * reference its tests compare with.
+   */
   static int joinedCount(long[] lo, long[] ro, long[] sizes) {
     int m = lo.length;
     for (int i = 1; i < lo.length; i++) if (joins(lo, ro, sizes, i)) m--;

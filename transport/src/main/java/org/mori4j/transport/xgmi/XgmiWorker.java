@@ -238,18 +238,18 @@ final class XgmiWorker extends DrivenWorker {
 
   /** Checks {@code op} against the owner's answer and puts it on the GPU; false when no event slot is free. */
   private boolean issue(TransferOp op, RemoteRegion r) {
-    String where = r.describe();
+    // the region's description is built only for a message: this runs once per op on the way to the GPU
     if (op.remoteAccessKey() != r.accessKey) {
-      op.transferFailed(TransportError.NOT_FOUND, where + " is not registered under the descriptor's access key (forged or stale descriptor)");
+      op.transferFailed(TransportError.NOT_FOUND, r.describe() + " is not registered under the descriptor's access key (forged or stale descriptor)");
       return true;
     }
     if (op.remoteAddress() != r.address) {
-      op.transferFailed(TransportError.INVALID_ARGS, "the descriptor says " + where + " is at 0x" + Long.toHexString(op.remoteAddress())
+      op.transferFailed(TransportError.INVALID_ARGS, "the descriptor says " + r.describe() + " is at 0x" + Long.toHexString(op.remoteAddress())
           + " but its owner registered it at 0x" + Long.toHexString(r.address) + " (forged or stale descriptor)");
       return true;
     }
     if (!r.sameData(op.remoteData())) {
-      op.transferFailed(TransportError.INVALID_ARGS, "the descriptor's XGMI data (IPC handle, allocation offset) for " + where
+      op.transferFailed(TransportError.INVALID_ARGS, "the descriptor's XGMI data (IPC handle, allocation offset) for " + r.describe()
           + " differs from what its owner registered (forged or stale descriptor)");
       return true;
     }
@@ -259,21 +259,29 @@ final class XgmiWorker extends DrivenWorker {
       return true;
     }
     LocalRegion local = op.local();
-    long maxBlock = 0, minBlock = Long.MAX_VALUE;
-    for (int i = 0; i < n; i++) {
-      long lo = op.localOffset(i), ro = op.remoteOffset(i), sz = op.blockSize(i);
-      if (sz <= 0 || ro < 0 || ro > r.size - sz) {
-        op.transferFailed(TransportError.INVALID_ARGS, "block " + i + ": remote offset " + ro + " + size " + sz + " exceeds the " + r.size
-            + " bytes its owner registered as " + where);
-        return true;
+    long maxBlock, minBlock;
+    if (op.blocksChecked(local.size(), r.size)) {
+      // the engine checked every block against sizes within what is registered on both sides: two compares, not a pass
+      minBlock = op.minBlockSize();
+      maxBlock = op.maxBlockSize();
+    } else {
+      maxBlock = 0;
+      minBlock = Long.MAX_VALUE;
+      for (int i = 0; i < n; i++) {
+        long lo = op.localOffset(i), ro = op.remoteOffset(i), sz = op.blockSize(i);
+        if (sz <= 0 || ro < 0 || ro > r.size - sz) {
+          op.transferFailed(TransportError.INVALID_ARGS, "block " + i + ": remote offset " + ro + " + size " + sz + " exceeds the " + r.size
+              + " bytes its owner registered as " + r.describe());
+          return true;
+        }
+        if (!local.contains(lo, sz)) {
+          op.transferFailed(TransportError.INVALID_ARGS, "block " + i + ": local offset " + lo + " + size " + sz + " exceeds local memory id "
+              + local.id() + " (" + local.size() + " bytes)");
+          return true;
+        }
+        maxBlock = Math.max(maxBlock, sz);
+        minBlock = Math.min(minBlock, sz);
       }
-      if (!local.contains(lo, sz)) {
-        op.transferFailed(TransportError.INVALID_ARGS, "block " + i + ": local offset " + lo + " + size " + sz + " exceeds local memory id "
-            + local.id() + " (" + local.size() + " bytes)");
-        return true;
-      }
-      maxBlock = Math.max(maxBlock, sz);
-      minBlock = Math.min(minBlock, sz);
     }
     int device = local.deviceId();
     long remoteBase = access.base(op, r, device);

@@ -1,0 +1,92 @@
+package org.mori4j.io.internal;
+
+/**
+ * One pass over a batch entry's offset and size arrays that checks every block against both regions, counts the
+ * neighbours that join (contiguous on both sides), sums the bytes and finds the smallest and largest block: what
+ * the batch path used to do in four loops (check, count, join, sum) and the XGMI worker again in a fifth. The
+ * check is branch-free (the sign bits of the differences the conditions compare are or-ed together), so a good
+ * batch costs a few arithmetic operations per block; only a batch that has a bad block takes the second, ordered
+ * pass that names the first one, with the messages the engine has always given. Not thread-safe: one per call
+ * (it is a handful of fields the JIT keeps in registers when the call is inlined).
+ */
+final class BatchBlocks {
+  /** Bytes of every block together. */
+  long total;
+  long minBlock;
+  long maxBlock;
+  /** Blocks that start where the previous one ends, on both sides (the batch has {@code length - joins} blocks once joined). */
+  int joins;
+
+  /**
+   * Scans blocks {@code lo[i], ro[i], sizes[i]} (equal lengths, at least one) against a local region of
+   * {@code localSize} bytes and a remote one of {@code remoteSize}; null when every block is good, otherwise the
+   * message naming the first bad one ({@code ln}, {@code rn}: the arguments' names).
+   */
+  String scan(long[] lo, long[] ro, long[] sizes, long localSize, long remoteSize, String ln, String rn) {
+    int n = lo.length;
+    long bad = 0, sum = 0, min = Long.MAX_VALUE, max = 0;
+    int joined = 0;
+    long nextLo = -1, nextRo = -1; // where a joining block would start (never a good offset before the first block)
+    for (int i = 0; i < n; i++) {
+      long s = sizes[i], a = lo[i], b = ro[i];
+      long ls = localSize - s, rs = remoteSize - s;
+      // negative exactly when one of: s <= 0, a < 0, a > localSize - s, b < 0, b > remoteSize - s (s > size is ls < 0,
+      // and with ls >= 0, a >= 0 the difference ls - a cannot wrap)
+      bad |= s | (s - 1) | a | ls | (ls - a) | b | rs | (rs - b);
+      sum += s;
+      min = Math.min(min, s);
+      max = Math.max(max, s);
+      joined += (a == nextLo & b == nextRo) ? 1 : 0;
+      nextLo = a + s;
+      nextRo = b + s;
+    }
+    if (bad < 0) return firstBad(lo, ro, sizes, localSize, remoteSize, ln, rn);
+    total = sum;
+    minBlock = min;
+    maxBlock = max;
+    joins = joined;
+    return null;
+  }
+
+  /** The message for the first bad block, in the order and words of the engine's checks. */
+  private static String firstBad(long[] lo, long[] ro, long[] sizes, long localSize, long remoteSize, String ln, String rn) {
+    for (int i = 0; i < lo.length; i++) {
+      long s = sizes[i];
+      if (s <= 0) return "sizes[" + i + "] must be positive: " + s;
+      if (lo[i] < 0 || lo[i] > localSize - s)
+        return "localOffsets[" + i + "] " + lo[i] + " + size " + s + " exceeds " + ln + " size " + localSize;
+      if (ro[i] < 0 || ro[i] > remoteSize - s)
+        return "remoteOffsets[" + i + "] " + ro[i] + " + size " + s + " exceeds " + rn + " size " + remoteSize;
+    }
+    throw new IllegalStateException("the batch check flagged a block that the ordered check finds good");
+  }
+
+  /**
+   * Writes the {@code length - joins} joined blocks into {@code mlo}, {@code mro}, {@code ms} and sets
+   * {@link #minBlock}/{@link #maxBlock} to the joined blocks' (call after a {@link #scan} that returned null and found joins).
+   */
+  void join(long[] lo, long[] ro, long[] sizes, long[] mlo, long[] mro, long[] ms) {
+    int j = -1;
+    long nextLo = -1, nextRo = -1;
+    for (int i = 0; i < lo.length; i++) {
+      long s = sizes[i], a = lo[i], b = ro[i];
+      if (a == nextLo && b == nextRo) {
+        ms[j] += s;
+      } else {
+        j++;
+        mlo[j] = a;
+        mro[j] = b;
+        ms[j] = s;
+      }
+      nextLo = a + s;
+      nextRo = b + s;
+    }
+    long min = Long.MAX_VALUE, max = 0;
+    for (int k = 0; k <= j; k++) {
+      min = Math.min(min, ms[k]);
+      max = Math.max(max, ms[k]);
+    }
+    minBlock = min;
+    maxBlock = max;
+  }
+}
