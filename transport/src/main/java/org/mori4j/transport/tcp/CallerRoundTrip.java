@@ -63,6 +63,14 @@ final class CallerRoundTrip implements CallerDrive {
       }
       c.head = c.tail = op;
       c.uncounted = op;
+      boolean drives = spinNanos > 0;
+      if (drives) {
+        // before the write: a response that comes back at once must not find read interest on, or the loop would
+        // wake for a connection this thread holds (and, until it lets go, find the same ready key again and again)
+        c.callerPending = op;
+        op.callerDrive = this;
+        c.interest(0);
+      }
       try {
         while (c.frame.hasRemaining() && c.write(c.frame) > 0) {
           // a small request on an idle connection fits the socket buffer; a full one leaves the rest to the loop
@@ -73,6 +81,10 @@ final class CallerRoundTrip implements CallerDrive {
         return true;
       }
       if (c.frame.hasRemaining()) {
+        if (drives) {
+          c.callerPending = null;
+          op.callerDrive = null;
+        }
         c.sending = c.lastInFrame = op;
         c.packEnd[0] = c.frame.limit();
         c.interest(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
@@ -80,12 +92,9 @@ final class CallerRoundTrip implements CallerDrive {
         return true;
       }
       c.frameReady = false;
-      if (spinNanos > 0) {
-        c.callerPending = op;
-        c.callerSentNanos = System.nanoTime();
-        op.callerDrive = this;
-        c.interest(0); // the response is the caller's to read: the loop's selector need not wake for it
-      }
+      c.callerSentNanos = System.nanoTime();
+      CallerDriveStats.SENT.increment();
+      if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.SEND, ((long) System.identityHashCode(c) << 16) | (op.uid() & 0xffff));
       return true;
     } finally {
       c.exit();
@@ -98,35 +107,55 @@ final class CallerRoundTrip implements CallerDrive {
     if (c.callerPending != op) return;
     boolean entered = acquire();
     int after = NOTHING;
+    TransferOp done = null;
+    Object[] outcome = null;
     try {
       if (c.callerPending != op) return;
       if (!entered || c.loop.onLoopThread() || c.head != op || op.nextInFlight != null || c.sending != null) {
         // the loop thread itself waits (a listener's await): it must not spin on one connection; and while other
         // ops of the connection are queued or being written, a caller's hold would stall the loop's writes
         after = takeBack();
+        CallerDriveStats.HANDED_OFF.increment();
         return;
       }
       long end = System.nanoTime() + Math.min(maxNanos, spinNanos);
+      if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.DRIVE_START, op.uid());
       c.callerReading = true;
+      boolean queuedBehind = false;
       try {
         while (true) {
           c.onReadable(); // reads what is there; completes the op once its whole response is in
           if (c.callerPending != op || c.dead || !c.peer.alive() || System.nanoTime() - end >= 0) break;
+          // an op submitted behind this one waits for the loop, which waits for this hold: let go
+          if (queuedBehind = c.queued.get() != 0) break;
           Thread.onSpinWait();
         }
       } finally {
         c.callerReading = false;
+        done = c.callerDone;
+        if (done != null) outcome = c.takeCallerOutcome();
       }
-      if (c.callerPending == op) {
+      if (c.callerPending == op && queuedBehind) {
         after = takeBack();
+        CallerDriveStats.HANDED_OFF.increment();
+        if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.HAND_OFF, op.uid());
+      } else if (c.callerPending == op) {
+        after = takeBack();
+        CallerDriveStats.SPIN_EXPIRED.increment();
+        if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.DRIVE_BACK, op.uid());
       } else {
-        // responses behind this one are the loop's: read interest back on, and what was read ahead is its to parse
-        c.interest(SelectionKey.OP_READ);
+        CallerDriveStats.DRIVEN.increment();
+        if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.DRIVE_DONE, op.uid());
+        // an idle connection keeps read interest off, so that the loop's selector sleeps through the next caller-driven
+        // round trip too (ops the loop sends turn it on); what was read ahead is the loop's to parse
+        if (c.head != null || c.buffered()) c.interest(SelectionKey.OP_READ);
         after = c.buffered() ? READ_TASK : NOTHING;
       }
     } finally {
       if (entered) c.exit();
       afterExit(after);
+      // published only now: a listener it runs may submit or wait on this connection, which this thread no longer holds
+      if (done != null) InitiatorConnection.publish(done, outcome);
     }
   }
 
@@ -136,7 +165,11 @@ final class CallerRoundTrip implements CallerDrive {
     boolean entered = acquire();
     int after = NOTHING;
     try {
-      if (c.callerPending == op) after = takeBack();
+      if (c.callerPending == op) {
+        after = takeBack();
+        CallerDriveStats.HANDED_OFF.increment();
+        if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.HAND_OFF, op.uid());
+      }
     } finally {
       if (entered) c.exit();
       afterExit(after);

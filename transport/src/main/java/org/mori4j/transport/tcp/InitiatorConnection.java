@@ -43,6 +43,10 @@ final class InitiatorConnection extends TcpConnection {
   long callerSentNanos;
   /** A caller reads responses ({@link #onReadable} then stops once its own op is complete). */
   boolean callerReading;
+  /** The op its driving caller completed; the caller publishes its outcome once it let the connection go. */
+  TransferOp callerDone;
+  private TransportError callerDoneError;
+  private String callerDoneMessage;
   /** The op at the head sent by a caller, which the loop's in-flight count never included. */
   TransferOp uncounted;
 
@@ -465,13 +469,37 @@ final class InitiatorConnection extends TcpConnection {
     readStage = 0;
     if (op == uncounted) uncounted = null;
     else loop.inFlight--;
+    if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.COMPLETE, op.uid());
     if (op == callerPending) {
       callerPending = null;
       op.callerDrive = null;
+      if (callerReading) {
+        // completion runs the status's listeners; they must not run while this caller holds the connection
+        callerDone = op;
+        callerDoneError = error;
+        callerDoneMessage = message;
+        dropSkippedHead();
+        return;
+      }
     }
     if (error == null) op.transferSucceeded();
     else op.transferFailed(error, message);
     dropSkippedHead();
+  }
+
+  /** Holder: takes the outcome of {@link #callerDone} ({error, message}) and clears it. */
+  Object[] takeCallerOutcome() {
+    Object[] o = {callerDoneError, callerDoneMessage};
+    callerDone = null;
+    callerDoneError = null;
+    callerDoneMessage = null;
+    return o;
+  }
+
+  /** The driving caller, after it let the connection go: publishes what {@link #takeCallerOutcome} took. */
+  static void publish(TransferOp op, Object[] outcome) {
+    if (outcome[0] == null) op.transferSucceeded();
+    else op.transferFailed((TransportError) outcome[0], (String) outcome[1]);
   }
 
   @Override
@@ -479,6 +507,8 @@ final class InitiatorConnection extends TcpConnection {
     // an op sent from a caller's thread that nobody came to read (its caller never waited): the loop reads it
     if (callerPending != null && callerTrip != null && now - callerSentNanos > CallerRoundTrip.ABANDONED_NANOS) {
       callerTrip.takeBack();
+      CallerDriveStats.ABANDONED.increment();
+      if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.TIMER_BACK, 0);
       if (buffered()) onReadable();
     }
     if (head != null && now - lastProgressNanos > loop.peerTimeoutNanos)

@@ -401,6 +401,7 @@ public final class TcpBackend implements TransferBackend {
     // an idle connection sends a small request from this thread, and its caller may read the response itself
     if (c.callerTrip != null && c.callerTrip.trySend(op)) return;
     c.queued.incrementAndGet();
+    if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.LOOP_SUBMIT, op.uid());
     c.loop.submit(op);
   }
 

@@ -6,6 +6,7 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.locks.LockSupport;
 import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
 import org.slf4j.Logger;
@@ -28,9 +29,6 @@ abstract class TcpConnection {
   boolean readBlocked;
   /** Already on the loop's list of connections that wait for a GPU copy. */
   boolean gpuWaiting;
-  /** Ops of this connection the loop keeps back while a caller holds it, and the loop's pass that last kept one; loop thread only. */
-  int deferred;
-  int deferPass;
   /**
    * Bytes read ahead with a header (read mode: position..limit unread). A small request or response arrives
    * with the ones behind it in one system call; every read drains this before it touches the socket.
@@ -47,8 +45,13 @@ abstract class TcpConnection {
    * Who may touch this connection's state now: nobody ({@link #FREE}), its loop thread ({@link #LOOP}, around each
    * event it handles) or a caller that drives its own round trip ({@link #CALLER}, see {@link CallerRoundTrip}). Both
    * hold it for a bounded time (one event; one write, or one drive spin), so a holder that must run waits for the other.
+   * A waiter that has spun briefly sets {@link #WANTED} and parks; the holder's {@link #exit()} unparks it. It must not
+   * keep spinning (or re-selecting a ready key): on two cores a holder preempted inside its hold then waits a whole
+   * scheduler slice (milliseconds) behind the very thread that waits for it.
    */
   static final int FREE = 0, LOOP = 1, CALLER = 2;
+  private static final int WANTED = 4;
+  private static final long PARK_NANOS = 50_000L;
   private static final VarHandle OWNER;
 
   static {
@@ -61,6 +64,8 @@ abstract class TcpConnection {
 
   @SuppressWarnings("unused")
   private volatile int owner;
+  /** The thread parked in {@link #enterWaiting} (the latest one; another waiter wakes at its park's timeout). */
+  private volatile Thread waiter;
 
   TcpConnection(TcpIoLoop loop, SocketChannel channel) {
     this.loop = loop;
@@ -72,20 +77,35 @@ abstract class TcpConnection {
     return OWNER.compareAndSet(this, FREE, who);
   }
 
-  /** Takes it for {@code who}, waiting out the current holder's bounded hold. */
+  /** Takes it for {@code who}, waiting out the current holder's bounded hold: a short spin, then parked until its exit. */
   final void enterWaiting(int who) {
-    for (int spins = 0; !enter(who); spins++) {
-      if (spins < 100) Thread.onSpinWait();
-      else Thread.yield();
+    for (int spins = 0; ; spins++) {
+      int o = owner;
+      if (o == FREE) {
+        if (OWNER.compareAndSet(this, FREE, who)) return;
+        continue;
+      }
+      if (spins < 64) {
+        Thread.onSpinWait();
+        continue;
+      }
+      waiter = Thread.currentThread();
+      // the holder's exit sees WANTED and unparks us; an exit before this CAS makes it fail and we look again
+      if ((o & WANTED) != 0 || OWNER.compareAndSet(this, o, o | WANTED)) LockSupport.parkNanos(this, PARK_NANOS);
     }
   }
 
   final void exit() {
-    owner = FREE;
+    int prev = (int) OWNER.getAndSet(this, FREE);
+    if ((prev & WANTED) != 0) {
+      Thread w = waiter;
+      if (w != null) LockSupport.unpark(w);
+    }
   }
 
+  /** The current holder ({@link #FREE}, {@link #LOOP} or {@link #CALLER}). */
   final int owner() {
-    return owner;
+    return owner & ~WANTED;
   }
 
   /** Loop thread, from a task: fails the connection once whoever holds it lets go. */

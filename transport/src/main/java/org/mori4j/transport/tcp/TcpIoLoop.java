@@ -50,12 +50,6 @@ final class TcpIoLoop implements CompletionSource {
   /** Connections that took ops in this round's drain; loop thread only. */
   private ArrayList<TcpConnection> toFlush = new ArrayList<>();
   private ArrayList<TcpConnection> flushLater = new ArrayList<>();
-  /**
-   * Ops whose connection a caller held when the loop drained them (it was sending or reading its own small
-   * request, see {@link CallerRoundTrip}), in submission order; they go to their connection in a later round.
-   */
-  private final java.util.ArrayDeque<TransferOp> deferred = new java.util.ArrayDeque<>();
-  private int deferPass;
   /** The thread that runs {@link #doWork()} (the poller's), so that a caller on it never takes the caller-driven path. */
   private volatile Thread thread;
   private final long serveSpinNanos;
@@ -173,20 +167,18 @@ final class TcpIoLoop implements CompletionSource {
       runSafely(t);
       work++;
     }
-    if (!deferred.isEmpty()) work += retryDeferred();
     TransferOp op;
     while ((op = ops.poll()) != null) {
       TcpConnection c = (TcpConnection) op.lane;
-      if (c.deferred > 0 || !c.enter(TcpConnection.LOOP)) {
-        // a caller holds the connection for one write or one drive: keep the op, in order, for a later round
-        c.deferred++;
-        deferred.add(op);
-      } else {
-        try {
-          c.enqueue(op);
-        } finally {
-          c.exit();
-        }
+      // a caller holds the connection for one write or one drive (which ends early once ops queue behind it)
+      if (!c.enter(TcpConnection.LOOP)) {
+        if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.DEFER, op.uid());
+        c.enterWaiting(TcpConnection.LOOP);
+      }
+      try {
+        c.enqueue(op);
+      } finally {
+        c.exit();
       }
       work++;
     }
@@ -216,30 +208,6 @@ final class TcpIoLoop implements CompletionSource {
     return work;
   }
 
-  /** Hands the deferred ops whose connection is free again to it, in order; returns how many. */
-  private int retryDeferred() {
-    int pass = ++deferPass;
-    int moved = 0;
-    for (int n = deferred.size(); n > 0; n--) {
-      TransferOp op = deferred.poll();
-      TcpConnection c = (TcpConnection) op.lane;
-      // once one op of a connection stays, the later ones stay too (same order as submitted)
-      if (c.deferPass == pass || !c.enter(TcpConnection.LOOP)) {
-        c.deferPass = pass;
-        deferred.add(op);
-        continue;
-      }
-      try {
-        c.deferred--;
-        c.enqueue(op);
-      } finally {
-        c.exit();
-      }
-      moved++;
-    }
-    return moved;
-  }
-
   /** Writes what the connections took in this round, after the whole drain, so a burst leaves in few writes. */
   private void flushAll() {
     ArrayList<TcpConnection> now = toFlush;
@@ -247,10 +215,7 @@ final class TcpIoLoop implements CompletionSource {
     flushLater = now;
     for (int i = 0; i < now.size(); i++) {
       TcpConnection c = now.get(i);
-      if (!c.enter(TcpConnection.LOOP)) {
-        toFlush.add(c); // held by a caller for a moment: next round
-        continue;
-      }
+      c.enterWaiting(TcpConnection.LOOP); // a caller's hold is short (it sees the queued op and lets go)
       try {
         c.flushQueued();
       } finally {
@@ -266,15 +231,25 @@ final class TcpIoLoop implements CompletionSource {
     if (!k.isValid()) return;
     Object att = k.attachment();
     if (att instanceof TcpConnection c) {
-      // a caller reading its own response holds the connection: it reads what is there
-      if (!c.enter(TcpConnection.LOOP)) return;
+      // a caller holds the connection for one write or one drive: wait for it, parked, rather than select the still
+      // ready key again at once (that spin would take the core from the holder; see TcpConnection#enterWaiting)
+      if (!c.enter(TcpConnection.LOOP)) {
+        if (CallerDriveStats.TRACE)
+          CallerDriveStats.trace(CallerDriveStats.HANDLE_SKIPPED, ((long) System.identityHashCode(c) << 16) | (k.interestOps() << 8) | k.readyOps());
+        c.enterWaiting(TcpConnection.LOOP);
+      }
       try {
+        if (c.dead || !k.isValid()) return; // it failed while we waited
+        if (CallerDriveStats.TRACE)
+          CallerDriveStats.trace(c instanceof TargetConnection ? CallerDriveStats.HANDLE_TARGET : CallerDriveStats.HANDLE_INIT,
+              ((long) System.identityHashCode(c) << 16) | (k.interestOps() << 8) | k.readyOps());
         int ready = k.readyOps();
         if (c.tls != null && (ready = c.tlsReady(ready)) == 0) return;
         if (serveSpinNanos > 0 && c instanceof TargetConnection) lastServeNanos = System.nanoTime();
         if ((ready & SelectionKey.OP_WRITE) != 0) c.onWritable();
         if ((ready & SelectionKey.OP_READ) != 0 && k.isValid()) c.onReadable();
       } finally {
+        if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.HANDLE_END, 0);
         c.exit();
       }
     } else if (att instanceof Runnable acceptor) {
@@ -291,7 +266,7 @@ final class TcpIoLoop implements CompletionSource {
     sleeping.set(true);
     try {
       if (!ops.isEmpty() || !tasks.isEmpty() || closing) return 0;
-      if (!gpuWaiters.isEmpty() || !deferred.isEmpty() || !toFlush.isEmpty()) {
+      if (!gpuWaiters.isEmpty() || !toFlush.isEmpty()) {
         // a staging copy takes tens to hundreds of microseconds and signals nothing: poll again at once, giving
         // the core away in between (a nap of even 20 us sleeps 50-60 us on Linux, per copy on each side)
         int n = selector.selectNow(keyHandler);
@@ -306,7 +281,10 @@ final class TcpIoLoop implements CompletionSource {
         return n;
       }
       long ms = Math.max(1, TimeUnit.NANOSECONDS.toMillis(maxNanos));
-      return selector.select(keyHandler, ms);
+      if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.SELECT_SLEEP, 0);
+      int n = selector.select(keyHandler, ms);
+      if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.SELECT_WAKE, n);
+      return n;
     } catch (IOException | ClosedSelectorException e) {
       sleepQuietly(maxNanos);
       return 0;
@@ -357,7 +335,6 @@ final class TcpIoLoop implements CompletionSource {
     while ((op = ops.poll()) != null) op.transferFailed(TransportError.BAD_STATE, "TCP backend closed");
     Runnable t;
     while ((t = tasks.poll()) != null) runSafely(t);
-    while ((op = deferred.poll()) != null) op.transferFailed(TransportError.BAD_STATE, "TCP backend closed");
     for (TcpConnection c : new ArrayList<>(connections)) c.failOnLoop(TransportError.BAD_STATE, "TCP backend closed");
     connections.clear();
     gpuWaiters.clear();
