@@ -8,7 +8,8 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
  * The actor peers talk to for one {@link RdmaDeviceContext}: it answers rkey lookups and connection probes itself
  * (from the context's concurrent key tables) and hands everything that touches endpoint state (SENDs, notices,
  * atomics, answers to this context's own requests) to the proxy's queue. It watches the peer contexts that
- * endpoints connect to: a peer's termination fails that peer's work with RETRY_EXC_ERR.
+ * endpoints connect to: a peer's termination (seen where remote deathwatch works, under Pekko Cluster) or its
+ * {@link GpuInitProtocol.Closing} notice fails that peer's work with RETRY_EXC_ERR.
  */
 final class ContextActor {
   private ContextActor() {}
@@ -24,6 +25,7 @@ final class ContextActor {
         })
         .onMessage(GpuInitProtocol.Probe.class, m -> {
           RdmaEndpoint ep = ctx.endpoints.get(m.qpn());
+          if (ep != null) ctx.peerContexts.add(m.from());
           m.replyTo().tell(ep == null || ep.isClosed()
               ? new GpuInitProtocol.ProbeAnswer(m.qpn(), false, new byte[0], "no endpoint qpn " + m.qpn() + " in context " + ctx.name)
               : new GpuInitProtocol.ProbeAnswer(m.qpn(), true, ep.internal.desc().toBytes(), ""));
@@ -31,6 +33,10 @@ final class ContextActor {
         })
         .onMessage(GpuInitProtocol.Watch.class, m -> {
           actor.watch(m.peer());
+          return Behaviors.same();
+        })
+        .onMessage(GpuInitProtocol.Closing.class, m -> {
+          ctx.proxy.submit(new Proxy.PeerGone(m.from(), "its context closed (or its engine stopped)"));
           return Behaviors.same();
         })
         .onMessage(GpuInitProtocol.Stop.class, m -> Behaviors.stopped())

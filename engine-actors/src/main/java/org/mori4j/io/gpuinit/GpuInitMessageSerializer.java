@@ -12,7 +12,7 @@ import org.mori4j.io.internal.ResolvingSerializer;
  * descriptors' length-checked format: a malformed frame is refused whole.
  */
 public final class GpuInitMessageSerializer extends ResolvingSerializer {
-  private static final String LOOKUP = "GL", ANSWER = "Ga", PROBE = "GP", PROBED = "Gp", OP = "GO", RESULT = "Gr";
+  private static final String LOOKUP = "GL", ANSWER = "Ga", PROBE = "GP", PROBED = "Gp", OP = "GO", RESULT = "Gr", CLOSING = "GC";
 
   public GpuInitMessageSerializer(ExtendedActorSystem system) {
     super(system);
@@ -32,6 +32,7 @@ public final class GpuInitMessageSerializer extends ResolvingSerializer {
       case GpuInitProtocol.ProbeAnswer m -> PROBED;
       case GpuInitProtocol.PeerOp m -> OP;
       case GpuInitProtocol.PeerOpResult m -> RESULT;
+      case GpuInitProtocol.Closing m -> CLOSING;
       default -> throw new IllegalArgumentException("cannot serialize " + o.getClass().getName());
     };
   }
@@ -43,11 +44,12 @@ public final class GpuInitMessageSerializer extends ResolvingSerializer {
       case GpuInitProtocol.LookupRkey m -> w.i32(m.rkey()).i64(m.corr()).string(ref(m.replyTo()));
       case GpuInitProtocol.RkeyAnswer m -> w.i64(m.corr()).i32(m.rkey()).i8(m.found() ? 1 : 0).i64(m.address()).i64(m.size()).i32(m.access())
           .blob(m.desc());
-      case GpuInitProtocol.Probe m -> w.i32(m.qpn()).string(ref(m.replyTo()));
+      case GpuInitProtocol.Probe m -> w.i32(m.qpn()).string(ref(m.replyTo())).string(ref(m.from()));
       case GpuInitProtocol.ProbeAnswer m -> w.i32(m.qpn()).i8(m.found() ? 1 : 0).blob(m.desc()).string(m.message());
       case GpuInitProtocol.PeerOp m -> w.i32(m.op()).i32(m.srcQpn()).i32(m.dstQpn()).i64(m.wqeIndex()).i64(m.remoteAddr()).i32(m.rkey())
           .i64(m.compareAdd()).i64(m.swap()).i32(m.imm()).i32(m.length()).blob(m.payload()).string(ref(m.replyTo()));
       case GpuInitProtocol.PeerOpResult m -> w.i32(m.srcQpn()).i64(m.wqeIndex()).i32(m.status()).i64(m.value()).string(m.message());
+      case GpuInitProtocol.Closing m -> w.string(ref(m.from()));
       default -> throw new IllegalArgumentException("cannot serialize " + o.getClass().getName());
     }
     return w.toBytes();
@@ -87,7 +89,8 @@ public final class GpuInitMessageSerializer extends ResolvingSerializer {
         case PROBE -> {
           DescriptorCodec.need(in, 4, "qpn");
           int qpn = in.getInt();
-          yield new GpuInitProtocol.Probe(qpn, resolve(in, "replyTo"));
+          ActorRef<GpuInitProtocol.ProbeAnswer> replyTo = resolve(in, "replyTo");
+          yield new GpuInitProtocol.Probe(qpn, replyTo, resolve(in, "from"));
         }
         case PROBED -> {
           DescriptorCodec.need(in, 5, "probe answer");
@@ -114,6 +117,7 @@ public final class GpuInitMessageSerializer extends ResolvingSerializer {
           long value = in.getLong();
           yield new GpuInitProtocol.PeerOpResult(src, idx, status, value, DescriptorCodec.readString(in, "message"));
         }
+        case CLOSING -> new GpuInitProtocol.Closing(resolve(in, "from"));
         default -> throw new NotSerializableException("unknown manifest '" + manifest + "'");
       };
       DescriptorCodec.expectEnd(in, manifest);

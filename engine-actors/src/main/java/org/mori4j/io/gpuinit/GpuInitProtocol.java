@@ -14,7 +14,7 @@ public final class GpuInitProtocol {
   public sealed interface Command permits Wire, Watch, Stop {}
 
   /** Messages that cross the network. */
-  public sealed interface Wire extends Command permits LookupRkey, RkeyAnswer, Probe, ProbeAnswer, PeerOp, PeerOpResult {}
+  public sealed interface Wire extends Command permits LookupRkey, RkeyAnswer, Probe, ProbeAnswer, PeerOp, PeerOpResult, Closing {}
 
   /** Which region rkey {@code rkey} names; answered with {@link RkeyAnswer} carrying {@code corr}. */
   public record LookupRkey(int rkey, long corr, ActorRef<Command> replyTo) implements Wire {}
@@ -22,8 +22,11 @@ public final class GpuInitProtocol {
   /** {@code found}: the region's address, size, access bits and engine descriptor ({@code MemoryDesc.toBytes}). */
   public record RkeyAnswer(long corr, int rkey, boolean found, long address, long size, int access, byte[] desc) implements Wire {}
 
-  /** Does endpoint {@code qpn} exist here; the answer carries its internal region's descriptor. */
-  public record Probe(int qpn, ActorRef<ProbeAnswer> replyTo) implements Wire {}
+  /**
+   * Does endpoint {@code qpn} exist here; the answer carries its internal region's descriptor. {@code from}: the
+   * connecting context, which this one tells when it closes ({@link Closing}).
+   */
+  public record Probe(int qpn, ActorRef<ProbeAnswer> replyTo, ActorRef<Command> from) implements Wire {}
 
   public record ProbeAnswer(int qpn, boolean found, byte[] desc, String message) implements Wire {}
 
@@ -37,6 +40,13 @@ public final class GpuInitProtocol {
 
   /** {@code status}: an ibv_wc_status for the initiator; {@code value}: an atomic's old value. */
   public record PeerOpResult(int srcQpn, long wqeIndex, int status, long value, String message) implements Wire {}
+
+  /**
+   * A context closing (or its engine's ActorSystem terminating) tells the contexts connected to it or by it: their
+   * endpoints to it fail with RETRY_EXC_ERR at once. Needed because Pekko's remote deathwatch is off outside Pekko
+   * Cluster ({@code pekko.remote.use-unsafe-remote-features-outside-cluster}).
+   */
+  public record Closing(ActorRef<Command> from) implements Wire {}
 
   /** Local: watch a peer context (its termination fails that peer's endpoints with RETRY_EXC_ERR). */
   public record Watch(ActorRef<Command> peer) implements Command {}

@@ -48,6 +48,8 @@ public final class RdmaDeviceContext implements AutoCloseable {
   final ConcurrentHashMap<Integer, Region> lkeys = new ConcurrentHashMap<>();
   final ConcurrentHashMap<Integer, Region> rkeys = new ConcurrentHashMap<>();
   final ConcurrentHashMap<Integer, RdmaEndpoint> endpoints = new ConcurrentHashMap<>();
+  /** Contexts connected to this one or by it: told when this one closes. */
+  final java.util.Set<ActorRef<GpuInitProtocol.Command>> peerContexts = ConcurrentHashMap.newKeySet();
   final ActorRef<GpuInitProtocol.Command> self;
   final Proxy proxy;
   final MemoryAccess memory;
@@ -59,6 +61,7 @@ public final class RdmaDeviceContext implements AutoCloseable {
   private final ConcurrentHashMap<Integer, RdmaMemoryRegion> regions = new ConcurrentHashMap<>();
   private volatile GpuRuntime gpu;
   private volatile boolean closed;
+  private final org.apache.pekko.actor.Cancellable closingTask;
 
   private RdmaDeviceContext(IoEngine engine, GpuInitSettings settings) {
     this.engine = engine;
@@ -73,6 +76,12 @@ public final class RdmaDeviceContext implements AutoCloseable {
     this.path = ActorRefResolver.get(engine.actorSystem()).toSerializationFormat(self);
     this.proxyRef = engine.actorSystem().systemActorOf(proxy.behavior(), base + "-proxy",
         DispatcherSelector.fromConfig("mori4j.dispatchers.gpu-proxy"));
+    // an engine closed without closing its contexts first still tells their peers, while its remoting is up
+    this.closingTask = org.apache.pekko.actor.CoordinatedShutdown.get(engine.actorSystem()).addCancellableTask(org.apache.pekko.actor.CoordinatedShutdown.PhaseBeforeServiceUnbind(),
+        "mori4j-gpuinit-closing-" + seq, () -> {
+          tellPeersClosing();
+          return java.util.concurrent.CompletableFuture.completedFuture(org.apache.pekko.Done.getInstance());
+        });
     LOG.info("GPU-initiated context {} opened: host proxy (emulation; no NIC executes work requests) on engine '{}'", name, engine.key());
   }
 
@@ -215,7 +224,7 @@ public final class RdmaDeviceContext implements AutoCloseable {
     }
     GpuInitProtocol.ProbeAnswer a;
     try {
-      a = AskPattern.<GpuInitProtocol.Command, GpuInitProtocol.ProbeAnswer>ask(peer, r -> new GpuInitProtocol.Probe(remote.qpn(), r),
+      a = AskPattern.<GpuInitProtocol.Command, GpuInitProtocol.ProbeAnswer>ask(peer, r -> new GpuInitProtocol.Probe(remote.qpn(), r, self),
           CONTROL_WAIT, engine.actorSystem().scheduler()).toCompletableFuture().get(CONTROL_WAIT.toMillis() + 1000, TimeUnit.MILLISECONDS);
     } catch (Exception e) {
       throw new IoEngineException(StatusCode.ERR_TIMEOUT, "no answer from remote context " + remote.contextPath() + " within " + CONTROL_WAIT.toSeconds() + " s", e);
@@ -230,6 +239,7 @@ public final class RdmaDeviceContext implements AutoCloseable {
     if (!x.transferable())
       throw new IoEngineException(StatusCode.ERR_NOT_FOUND, "no backend of engine '" + engine.key() + "' reaches engine '" + remote.engineKey() + "': " + x.summary());
     self.tell(new GpuInitProtocol.Watch(peer));
+    peerContexts.add(peer);
     CompletableFuture<Void> done = new CompletableFuture<>();
     proxy.submit(new Proxy.Connect(local.runner, new Peer(remote.contextPath(), peer, remote.qpn(), remote.engineKey()), done));
     await(done, "connect endpoint qpn " + local.qpn());
@@ -281,10 +291,20 @@ public final class RdmaDeviceContext implements AutoCloseable {
     if (closed) throw new IoEngineException(StatusCode.ERR_BAD_STATE, "GPU-initiated context " + name + " is closed");
   }
 
-  /** Closes every endpoint (its block freed), deregisters every region, stops the proxy and the context actor. */
+  private void tellPeersClosing() {
+    for (ActorRef<GpuInitProtocol.Command> p : peerContexts) p.tell(new GpuInitProtocol.Closing(self));
+    peerContexts.clear();
+  }
+
+  /**
+   * Tells the peer contexts this one is going (their endpoints to it fail with RETRY_EXC_ERR), closes every endpoint
+   * (its block freed), deregisters every region, stops the proxy and the context actor.
+   */
   @Override
   public void close() {
     if (closed) return;
+    closingTask.cancel();
+    if (!systemGone()) tellPeersClosing();
     for (RdmaEndpoint ep : new ArrayList<>(endpoints.values())) ep.close();
     closed = true;
     if (!systemGone()) {
