@@ -156,6 +156,19 @@ final class RemotePeers implements AutoCloseable {
       String theirs = Record.problemOf(connected[p]);
       if (theirs != null) failure = theirs;
     }
+    if (failure == null && mine) {
+      try {
+        for (int p = 0; p < n; p++) if (pair[p]) warmUpAtomic(eps[p][0], records[p].heap, config.timeout().toNanos());
+      } catch (RuntimeException e) {
+        failure = "PE " + rank + ": the first atomic through its endpoints failed: " + e.getMessage();
+      }
+    }
+    // and no kernel starts before every PE's target side has its atomic kernel loaded
+    byte[][] warm = bootstrap.allGather(Record.withProblem(failure, new byte[0]), false);
+    for (int p = 0; p < n && failure == null; p++) {
+      String theirs = Record.problemOf(warm[p]);
+      if (theirs != null) failure = theirs;
+    }
     if (failure != null) {
       closeAll(eps, context, heapRegion, engine, system);
       throw new ShmemException(failure);
@@ -179,6 +192,43 @@ final class RemotePeers implements AutoCloseable {
           engine.key());
     }
     return r;
+  }
+
+  /** Offset in the heap's internal area of the word the init's warm-up atomic adds 0 to (unused otherwise). */
+  static final long WARM_UP_WORD = 2048;
+
+  /**
+   * One FETCH_ADD of 0 on the peer's warm-up word, posted from the host by the queue layout (no kernel runs yet)
+   * and waited for. The proxy runs GPU-memory atomics at the target with a kernel that its context loads on
+   * first use, and CUDA may hold a module load until the kernels running on the device end: a first atomic
+   * issued while the target's kernels spin (a barrier) would never complete. Doing it here loads it in time.
+   */
+  private static void warmUpAtomic(RdmaEndpoint ep, RdmaMemoryRegion peerHeap, long timeoutNanos) {
+    java.lang.foreign.MemorySegment c = java.lang.foreign.MemorySegment.ofAddress(ep.address()).reinterpret(GpuQueueLayout.CTRL_BYTES);
+    java.lang.invoke.VarHandle word = java.lang.foreign.ValueLayout.JAVA_LONG.varHandle();
+    long idx = (long) word.getVolatile(c, (long) GpuQueueLayout.CTRL_SQ_POST_IDX);
+    word.setVolatile(c, (long) GpuQueueLayout.CTRL_SQ_POST_IDX, idx + 1);
+    int depth = c.get(java.lang.foreign.ValueLayout.JAVA_INT, GpuQueueLayout.CTRL_SQ_DEPTH);
+    long cell = c.get(java.lang.foreign.ValueLayout.JAVA_LONG, GpuQueueLayout.CTRL_ATOMIC_RESULTS) + 8L * (idx & (depth - 1));
+    java.lang.foreign.MemorySegment w = java.lang.foreign.MemorySegment.ofAddress(c.get(java.lang.foreign.ValueLayout.JAVA_LONG, GpuQueueLayout.CTRL_SQ_RING)
+        + (long) GpuQueueLayout.WQE_BYTES * (idx & (depth - 1))).reinterpret(GpuQueueLayout.WQE_BYTES);
+    w.fill((byte) 0);
+    w.set(java.lang.foreign.ValueLayout.JAVA_BYTE, GpuQueueLayout.WQE_OPCODE, (byte) GpuQueueLayout.OP_ATOMIC_FETCH_AND_ADD);
+    w.set(java.lang.foreign.ValueLayout.JAVA_LONG, GpuQueueLayout.WQE_WR_ID, idx);
+    w.set(java.lang.foreign.ValueLayout.JAVA_LONG, GpuQueueLayout.WQE_LOCAL_ADDR, cell);
+    w.set(java.lang.foreign.ValueLayout.JAVA_INT, GpuQueueLayout.WQE_LKEY, c.get(java.lang.foreign.ValueLayout.JAVA_INT, GpuQueueLayout.CTRL_INTERNAL_LKEY));
+    w.set(java.lang.foreign.ValueLayout.JAVA_INT, GpuQueueLayout.WQE_LENGTH, 8);
+    w.set(java.lang.foreign.ValueLayout.JAVA_LONG, GpuQueueLayout.WQE_REMOTE_ADDR, peerHeap.address() + WARM_UP_WORD);
+    w.set(java.lang.foreign.ValueLayout.JAVA_INT, GpuQueueLayout.WQE_RKEY, peerHeap.rkey());
+    java.lang.invoke.VarHandle.fullFence();
+    word.setVolatile(c, (long) GpuQueueLayout.CTRL_SQ_DBR_RECORD, idx + 1);
+    word.setVolatile(c, (long) GpuQueueLayout.CTRL_SQ_DOORBELL, idx + 1);
+    long deadline = System.nanoTime() + timeoutNanos;
+    while ((long) word.getVolatile(c, (long) GpuQueueLayout.CTRL_SQ_RETIRED) <= idx) {
+      if (System.nanoTime() > deadline) throw new ShmemException("endpoint qpn " + ep.qpn() + ": the warm-up atomic did not complete in " + timeoutNanos / 1_000_000 + " ms");
+      java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+    }
+    if (!ep.errors().isEmpty()) throw new ShmemException("endpoint qpn " + ep.qpn() + ": " + ep.errors());
   }
 
   /** The device's tables (without registered buffers: {@link Shmem} adds those). */

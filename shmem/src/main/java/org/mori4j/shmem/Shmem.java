@@ -453,10 +453,20 @@ public final class Shmem implements AutoCloseable {
       if (peerHeapBase[p] == 0 && (remote == null || remote.numQpPerPe() == 0))
         throw new ShmemException("barrierAll(stream) needs a direct path or an endpoint to every PE: " + paths.describe(p));
     }
-    if (barrierModule == null) barrierModule = ShmemKernels.compile(this, "", "mori_shmem_barrier.cu");
+    loadBarrierKernel();
     streamBarriers++;
     gpu.launch(barrierModule.function(ShmemKernels.STREAM_BARRIER_KERNEL), org.mori4j.natives.gpu.Dim3.of(1), org.mori4j.natives.gpu.Dim3.of(1), 0, stream,
         org.mori4j.natives.gpu.KernelArgs.of().i64(streamBarriers));
+  }
+
+  /**
+   * Compiles and loads the kernel of {@link #barrierAll(GpuStream)} now rather than at the first stream barrier:
+   * CUDA may hold a module load until the kernels running on the device end, so PEs sharing a GPU in one
+   * process should load it before any of them spins in a barrier.
+   */
+  synchronized void loadBarrierKernel() {
+    checkLive();
+    if (barrierModule == null) barrierModule = ShmemKernels.compile(this, "", "mori_shmem_barrier.cu");
   }
 
   /**

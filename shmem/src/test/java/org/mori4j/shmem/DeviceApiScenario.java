@@ -73,6 +73,9 @@ final class DeviceApiScenario {
     try (DeviceBuffer local = pe.gpu().allocDevice(pe.device(), 2 * MIB + 4096); DeviceBuffer out = pe.gpu().allocDevice(pe.device(), 4096);
          GpuModule m = ShmemKernels.compile(pe, source(), "device_api_test.cu")) {
       module = m;
+      // every PE's modules are loaded before any kernel spins (PEs sharing a GPU in one process)
+      pe.loadBarrierKernel();
+      pe.barrierAll();
       query(src, out.address());
       for (int scope = 0; scope < 3; scope++) puts(scope, src, dst);
       for (int scope = 0; scope < 6; scope++) gets(scope, src, local.address());

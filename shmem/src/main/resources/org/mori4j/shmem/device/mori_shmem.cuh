@@ -676,13 +676,15 @@ MORI_SHMEM_DEVICE uint32_t mori_shmem_atomic_uint32_fetch_thread(uint32_t* dest,
 
 // ---- barriers inside kernels ----
 
-// Adds one to this PE's arrival word on pe. Each arrival word has one writer (the PE it belongs to), so the
-// direct path and the endpoint need not be atomic with each other here.
-MORI_SHMEM_DEVICE void mori_shmem_internal_arrive(void* word, int pe) {
+// Marks this PE's arrival on pe: its arrival word there counts this PE's barriers of that kind, and `count` is
+// the value it reaches with this one. Each arrival word has one writer (the PE it belongs to), so a direct path
+// adds one and an endpoint writes the count (a fenced 8-byte write: it lands after this PE's earlier work
+// requests on that endpoint, and needs no atomic at the target).
+MORI_SHMEM_DEVICE void mori_shmem_internal_arrive(void* word, int pe, unsigned long long count) {
   const unsigned long long d = mori_shmem_ptr_p2p((uint64_t) word, globalGpuStates.rank, pe);
   const unsigned long long ep = mori_shmem_internal_endpoint(pe, 0);
   if (d != 0 || ep == 0) atomicAdd_system((unsigned long long*) mori_shmem_internal_remote(word, pe), 1ull);
-  else mori_shmem_internal_proxy_fetch_add(ep, word, 1ull, false, MORI_SHMEM_WR_FENCE, pe);
+  else mori_shmem_internal_proxy_p(ep, word, count, 8, MORI_SHMEM_WR_FENCE, pe);
 }
 
 // Every PE's thread calls it once per barrier (one thread per PE, e.g. thread 0 of block 0 with the rest of
@@ -696,7 +698,7 @@ MORI_SHMEM_DEVICE int mori_shmem_barrier_all_thread() {
   __threadfence_system();
   mori_shmem_internal_quiet_all();  // this PE's puts through endpoints have landed before it arrives
   const unsigned long long slot = globalGpuStates.internalOffset + MORI_SHMEM_DEVICE_BARRIER_OFFSET + 8ull * me;
-  for (int pe = 0; pe < n; pe++) mori_shmem_internal_arrive((void*) (globalGpuStates.heapBase + slot), pe);
+  for (int pe = 0; pe < n; pe++) mori_shmem_internal_arrive((void*) (globalGpuStates.heapBase + slot), pe, epoch);
   for (int pe = 0; pe < n; pe++) {
     mori_shmem_uint64_wait_until_greater_or_equal(
         (uint64_t*) (globalGpuStates.heapBase + globalGpuStates.internalOffset + MORI_SHMEM_DEVICE_BARRIER_OFFSET + 8ull * pe),
@@ -725,7 +727,7 @@ extern "C" __global__ void mori_shmem_internal_stream_barrier(unsigned long long
   const unsigned long long area = globalGpuStates.heapBase + globalGpuStates.internalOffset + MORI_SHMEM_STREAM_BARRIER_OFFSET;
   __threadfence_system();
   mori_shmem_internal_quiet_all();
-  for (int pe = 0; pe < n; pe++) mori_shmem_internal_arrive((void*) (area + 8ull * me), pe);
+  for (int pe = 0; pe < n; pe++) mori_shmem_internal_arrive((void*) (area + 8ull * me), pe, target);
   for (int pe = 0; pe < n; pe++) mori_shmem_uint64_wait_until_greater_or_equal((uint64_t*) (area + 8ull * pe), (uint64_t) target);
 }
 

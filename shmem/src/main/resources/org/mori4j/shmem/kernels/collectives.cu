@@ -295,6 +295,15 @@ static __device__ void mori4j_allreduce_put(typename Ops::S* buf, typename Ops::
     }
   }
 
+  // Through endpoints the proxy reads this block's chunks of buf after the puts were posted: they must have been
+  // sent before the reduction below overwrites buf in place.
+  bool proxied = false;
+  for (int k = 1; k < n; k++) proxied |= peerScratch[(me + k) % n] == 0;
+  if (proxied) {
+    __syncthreads();
+    if (t == 0) mori_shmem_internal_quiet_all();
+    __syncthreads();
+  }
   j = 0;
   for (u64 c = blockIdx.x; c < chunks; c += gridDim.x, j++) {
     if (t == 0) {
