@@ -59,7 +59,8 @@ final class EndpointRunner {
 
   /** One round: issue what the device published, retire what completed; returns how much happened. */
   int poll(long now) {
-    if (peer == null) return 0;
+    // an endpoint that is not connected has no send queue to poll, but may be the target of a connected peer's SENDs
+    if (peer == null) return receives.pending() ? receives.poll(now) : 0;
     int work = receives.poll(now);
     for (int pass = 0; pass < 2; pass++) {
       int n = issue(now) + retire(now);

@@ -95,6 +95,26 @@ class GpuInitEndpointTest {
   }
 
   @Test
+  void aTargetEndpointThatIsNotConnectedStillReceives() {
+    RdmaEndpointConfig cfg = new RdmaEndpointConfig(false, -1, 16, 32, 8);
+    RdmaEndpoint x = bed.ca.createEndpoint(cfg), y = bed.cb.createEndpoint(cfg);
+    bed.ca.connectEndpoint(x, y.handle());
+    assertEquals(RdmaEndpoint.State.RESET, y.state());
+    MemorySegment src = bed.alloc(4096), dst = bed.alloc(4096);
+    fill(src, 9);
+    RdmaMemoryRegion ms = bed.ca.registerMemoryRegion(src), md = bed.cb.registerMemoryRegion(dst);
+    HostDevice dx = new HostDevice(x), dy = new HostDevice(y);
+    dy.postRecv(dst.address(), md.lkey(), 4096, 31);
+    dx.post(Wr.send(src.address(), ms.lkey(), 512, FLAG_SIGNALED, 30));
+    assertOk(dx.awaitCqe(), 30, WC_OP_SEND);
+    Cqe r = dy.awaitCqe();
+    assertOk(r, 31, WC_OP_RECV);
+    assertEquals(-1, MemorySegment.mismatch(src, 0, 512, dst, 0, 512));
+    x.close();
+    y.close();
+  }
+
+  @Test
   void completionsInOrderOnlyForSignaledWorkRequests() {
     RdmaEndpoint[] p = bed.pair(64, 64, 0);
     HostDevice d = new HostDevice(p[0]);
