@@ -4,15 +4,19 @@ import static org.junit.jupiter.api.Assertions.*;
 import static org.mori4j.io.gpuinit.GpuQueueLayout.*;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -40,22 +44,32 @@ class GpuInitPeerKillTest {
     try (Arena arena = Arena.ofShared(); IoEngine a = IoEngine.create("gpuinit-killer-" + ProcessHandle.current().pid(), IoEngineConfig.loopback())) {
       GpuInitBed.backend(a);
       BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-      List<String> seen = new ArrayList<>();
-      String ready = null;
-      for (String line; seen.size() < 500 && (line = out.readLine()) != null; ) {
-        seen.add(line);
-        if (line.startsWith("READY ")) {
-          ready = line;
-          break;
+      List<String> seen = Collections.synchronizedList(new ArrayList<>());
+      // read on another thread so that a child that hangs without printing cannot hang the test
+      CompletableFuture<String> readyLine = CompletableFuture.supplyAsync(() -> {
+        try {
+          for (String line; seen.size() < 500 && (line = out.readLine()) != null; ) {
+            seen.add(line);
+            if (line.startsWith("READY ")) return line;
+          }
+        } catch (IOException e) {
+          seen.add("(" + e + ")");
         }
+        return null;
+      });
+      String ready;
+      try {
+        ready = readyLine.get(60, TimeUnit.SECONDS);
+      } catch (TimeoutException e) {
+        ready = null;
       }
-      assertNotNull(ready, "child never became ready: " + seen);
+      assertNotNull(ready, "child not ready within 60 s: " + seen);
       Thread.ofPlatform().daemon().start(() -> {
         try {
           while (out.readLine() != null) {
             // keep the pipe empty
           }
-        } catch (java.io.IOException ignored) {
+        } catch (IOException ignored) {
           // child gone
         }
       });
