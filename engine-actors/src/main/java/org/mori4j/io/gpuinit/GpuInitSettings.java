@@ -31,11 +31,6 @@ record GpuInitSettings(long spinNanos, long parkNanos, long parkMaxNanos, long m
     return c.getDuration(path, TimeUnit.NANOSECONDS);
   }
 
-  GpuInitSettings withPark(long spin, long park) {
-    return new GpuInitSettings(spin, park, Math.max(park, parkMaxNanos), maxRunNanos, defaultMaxSendWr, defaultMaxCqe, defaultMaxRecvWr, waitTimeoutNanos, rnrRetryNanos,
-        peerTimeoutNanos, gpuRuntime);
-  }
-
   GpuInitSettings withTimeouts(long rnr, long peer) {
     return new GpuInitSettings(spinNanos, parkNanos, parkMaxNanos, maxRunNanos, defaultMaxSendWr, defaultMaxCqe, defaultMaxRecvWr, waitTimeoutNanos, rnr,
         peer, gpuRuntime);

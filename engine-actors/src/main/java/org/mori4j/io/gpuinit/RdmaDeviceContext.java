@@ -55,7 +55,6 @@ public final class RdmaDeviceContext implements AutoCloseable {
   final MemoryAccess memory;
   /** Test hook: the proxy waits this long before it starts each work request (a slow proxy). */
   volatile long testIssueDelayNanos;
-  private final ActorRef<Proxy.Poll> proxyRef;
   private final AtomicInteger nextKey = new AtomicInteger(0x100);
   private final AtomicInteger nextQpn = new AtomicInteger(0);
   private final ConcurrentHashMap<Integer, RdmaMemoryRegion> regions = new ConcurrentHashMap<>();
@@ -74,7 +73,8 @@ public final class RdmaDeviceContext implements AutoCloseable {
     String base = "mori4j-gpuinit-" + URLEncoder.encode(engine.key(), StandardCharsets.UTF_8) + "-" + seq;
     this.self = engine.actorSystem().systemActorOf(ContextActor.create(this), base, Props.empty());
     this.path = ActorRefResolver.get(engine.actorSystem()).toSerializationFormat(self);
-    this.proxyRef = engine.actorSystem().systemActorOf(proxy.behavior(), base + "-proxy",
+    // the proxy actor stops itself once the proxy has shut down (Proxy.Shutdown)
+    engine.actorSystem().systemActorOf(proxy.behavior(), base + "-proxy",
         DispatcherSelector.fromConfig("mori4j.dispatchers.gpu-proxy"));
     // an engine closed without closing its contexts first still tells their peers, while its remoting is up
     this.closingTask = org.apache.pekko.actor.CoordinatedShutdown.get(engine.actorSystem()).addCancellableTask(org.apache.pekko.actor.CoordinatedShutdown.PhaseBeforeServiceUnbind(),
