@@ -36,6 +36,7 @@ public final class RdmaEndpoint implements AutoCloseable {
   final EndpointRunner runner;
   private final int qpn;
   private final List<ErrorCompletion> errors = new ArrayList<>();
+  private int errorTotal;
   private volatile boolean closed;
 
   RdmaEndpoint(RdmaDeviceContext ctx, int qpn, RdmaEndpointConfig config, EndpointBlock block, RdmaMemoryRegion internal, Proxy proxy) {
@@ -92,14 +93,17 @@ public final class RdmaEndpoint implements AutoCloseable {
     }
   }
 
-  /** Error completions in total, as the control block counts them. */
+  /** Error completions in total, as the control block counts them (readable after close too). */
   public int errorCount() {
-    return block.getIntAcquire(GpuQueueLayout.CTRL_ERROR_COUNT);
+    synchronized (errors) {
+      return errorTotal;
+    }
   }
 
   void addError(long wrId, int status, String message) {
     boolean first;
     synchronized (errors) {
+      errorTotal++;
       first = errors.isEmpty();
       if (errors.size() < MAX_ERRORS_KEPT) errors.add(new ErrorCompletion(wrId, status, message));
     }

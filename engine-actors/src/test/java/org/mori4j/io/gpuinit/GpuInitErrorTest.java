@@ -61,6 +61,7 @@ class GpuInitErrorTest {
     assertEquals(status, d.getInt(CTRL_FIRST_ERROR_STATUS));
     assertEquals(bad.wrId(), d.get(CTRL_FIRST_ERROR_WR_ID));
     assertEquals(2, d.getInt(CTRL_ERROR_COUNT));
+    assertEquals(2, p[0].errorCount());
     List<RdmaEndpoint.ErrorCompletion> errs = p[0].errors();
     assertEquals(2, errs.size(), errs.toString());
     assertEquals(status, errs.get(0).status());
@@ -216,6 +217,7 @@ class GpuInitErrorTest {
       closedEarly.close();
       assertEquals(before + 5, RdmaDeviceContext.openEndpointBlocksInProcess());
       assertEquals(RdmaEndpoint.State.CLOSED, closedEarly.state());
+      assertEquals(0, closedEarly.errorCount(), "readable after close, its block freed");
       ctx.close();
       assertEquals(before, RdmaDeviceContext.openEndpointBlocksInProcess(), "every endpoint block freed");
       assertEquals(0, ctx.openRegions());
