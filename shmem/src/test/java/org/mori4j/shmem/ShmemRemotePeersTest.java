@@ -21,11 +21,11 @@ import org.mori4j.natives.gpu.DeviceBuffer;
  * opens its engine, context and {@code numQpPerPe} endpoints per peer, exchanges and connects them, and writes
  * the tables the device library reads into {@link GpuStates}; work requests written into those endpoints by the
  * queue layout (what {@code mori_shmem_proxy.cuh} does on a GPU) move bytes between the PEs' heaps and do
- * atomics there; registered buffers enter the lkey table; finalize closes every endpoint. With direct paths
+ * atomics there (a 2 MiB write included); registered buffers enter the lkey table; finalize closes every endpoint. With direct paths
  * nothing is opened.
  */
 class ShmemRemotePeersTest {
-  private static final long HEAP = 4L << 20;
+  private static final long HEAP = 8L << 20;
   private static ShmemTestDevice device;
 
   @BeforeAll
@@ -77,6 +77,15 @@ class ShmemRemotePeersTest {
       long cells = at(ep, 1024).get(ValueLayout.JAVA_LONG, GpuQueueLayout.CTRL_ATOMIC_RESULTS);
       assertEquals(40, at(cells + 8 * (f & (depth - 1)), 8).get(ValueLayout.JAVA_LONG, 0));
       assertTrue(a.endpointErrors().isEmpty(), a.endpointErrors().toString());
+      // a 2 MiB WRITE (the size that stalled on 1x H100 in the device API scenario) lands whole here
+      long[] big = g.onAllOk(pe -> pe.malloc(2L << 20)).stream().mapToLong(Long::longValue).toArray();
+      byte[] large = new byte[2 << 20];
+      new Random(12).nextBytes(large);
+      MemorySegment.copy(large, 0, at(big[0], large.length), ValueLayout.JAVA_BYTE, 0, large.length);
+      long w2 = post(ep, GpuQueueLayout.OP_RDMA_WRITE, 0, big[0], ra.heapLkey(), large.length, ra.peerHeapRemoteBase()[1] + (big[0] - a.heapBase()),
+          ra.peerHeapRkey()[1], 0, 0);
+      waitRetired(ep, w2);
+      assertArrayEquals(large, at(big[1], large.length).toArray(ValueLayout.JAVA_BYTE));
 
       // a registered buffer enters the device's lkey table, and leaves it
       List<DeviceBuffer> buffers = g.onAllOk(pe -> pe.gpu().allocDevice(pe.device(), 1 << 20));
