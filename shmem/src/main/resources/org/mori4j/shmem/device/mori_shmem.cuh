@@ -44,6 +44,10 @@ typedef unsigned long uint64_t;
 typedef unsigned long uintptr_t;
 #endif
 
+// The slow paths (work requests through an endpoint) are real calls: inlined into every call site of a kernel that
+// uses many device functions they made its stack frame 3.6 KiB (t_typed), and the context keeps local memory for
+// the largest frame on every resident thread.
+#define MORI_SHMEM_DEVICE_SLOW __device__ __noinline__
 #if defined(MORI_SHMEM_HIP)
 #define MORI_SHMEM_DEVICE __device__ __forceinline__
 #define MORI_SHMEM_SYNCWARP() __builtin_amdgcn_wave_barrier()

@@ -196,13 +196,13 @@ MORI_SHMEM_DEVICE void mori_shmem_internal_wait_retired(unsigned long long ep, i
 }
 
 // Every WQE reserved on ep so far has retired.
-MORI_SHMEM_DEVICE void mori_shmem_internal_quiet_endpoint(unsigned long long ep, int pe) {
+MORI_SHMEM_DEVICE_SLOW void mori_shmem_internal_quiet_endpoint(unsigned long long ep, int pe) {
   const unsigned long long target = *mori_shmem_ep_u64(ep, MORI_SHMEM_EP_SQ_POST_IDX);
   if (target != 0) mori_shmem_internal_wait_retired(ep, pe, target - 1);
   else mori_shmem_internal_check_endpoint(ep, pe);
 }
 
-MORI_SHMEM_DEVICE void mori_shmem_internal_quiet_all() {
+MORI_SHMEM_DEVICE_SLOW void mori_shmem_internal_quiet_all() {
   if (globalGpuStates.numQpPerPe == 0) return;
   const int n = globalGpuStates.nPes;
   for (int pe = 0; pe < n; pe++)
@@ -221,7 +221,7 @@ MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_remote_addr(const void*
 }
 
 // Non-blocking put of bytes through ep: one WRITE per GiB. Returns the last WQE's index.
-MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_proxy_put(unsigned long long ep, void* dest, const void* source, size_t bytes, int pe) {
+MORI_SHMEM_DEVICE_SLOW unsigned long long mori_shmem_internal_proxy_put(unsigned long long ep, void* dest, const void* source, size_t bytes, int pe) {
   const unsigned int lkey = mori_shmem_internal_lkey(source, bytes, pe);
   const unsigned long long raddr = mori_shmem_internal_remote_addr(dest, bytes, pe);
   const unsigned int rkey = globalGpuStates.peerHeapRkey[pe];
@@ -235,7 +235,7 @@ MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_proxy_put(unsigned long
   return idx;
 }
 
-MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_proxy_get(unsigned long long ep, void* dest, const void* source, size_t bytes, int pe) {
+MORI_SHMEM_DEVICE_SLOW unsigned long long mori_shmem_internal_proxy_get(unsigned long long ep, void* dest, const void* source, size_t bytes, int pe) {
   const unsigned int lkey = mori_shmem_internal_lkey(dest, bytes, pe);
   const unsigned long long raddr = mori_shmem_internal_remote_addr(source, bytes, pe);
   const unsigned int rkey = globalGpuStates.peerHeapRkey[pe];
@@ -250,14 +250,14 @@ MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_proxy_get(unsigned long
 }
 
 // p: the value's bytes staged in the WQE's cell, written with one WRITE of `bytes` (1, 2, 4 or 8).
-MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_proxy_p(unsigned long long ep, void* dest, unsigned long long value, unsigned int bytes,
+MORI_SHMEM_DEVICE_SLOW unsigned long long mori_shmem_internal_proxy_p(unsigned long long ep, void* dest, unsigned long long value, unsigned int bytes,
                                                                 unsigned int flags, int pe) {
   const unsigned long long raddr = mori_shmem_internal_remote_addr(dest, bytes, pe);
   return mori_shmem_internal_post(ep, pe, MORI_SHMEM_OP_WRITE, flags, 0, 0, bytes, raddr, globalGpuStates.peerHeapRkey[pe], 0, 0, true, value);
 }
 
 // g: READ of `bytes` into the WQE's cell, waited for; the cell's low bytes are the value.
-MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_proxy_g(unsigned long long ep, const void* source, unsigned int bytes, int pe) {
+MORI_SHMEM_DEVICE_SLOW unsigned long long mori_shmem_internal_proxy_g(unsigned long long ep, const void* source, unsigned int bytes, int pe) {
   const unsigned long long raddr = mori_shmem_internal_remote_addr(source, bytes, pe);
   const unsigned long long idx =
       mori_shmem_internal_post(ep, pe, MORI_SHMEM_OP_READ, 0, 0, 0, bytes, raddr, globalGpuStates.peerHeapRkey[pe], 0, 0, true, 0);
@@ -266,7 +266,7 @@ MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_proxy_g(unsigned long l
 }
 
 // 64-bit FETCH_ADD on pe's word; fetch: wait and return the old value (else 0, completing at the next quiet).
-MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_proxy_fetch_add(unsigned long long ep, void* dest, unsigned long long add, bool fetch,
+MORI_SHMEM_DEVICE_SLOW unsigned long long mori_shmem_internal_proxy_fetch_add(unsigned long long ep, void* dest, unsigned long long add, bool fetch,
                                                                         unsigned int flags, int pe) {
   if (((unsigned long long) dest & 7) != 0) mori_shmem_internal_fail("a 64-bit remote atomic needs an 8-byte aligned address", (unsigned long long) dest, pe);
   const unsigned long long raddr = mori_shmem_internal_remote_addr(dest, 8, pe);
@@ -277,7 +277,7 @@ MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_proxy_fetch_add(unsigne
   return *mori_shmem_internal_cell(ep, idx);
 }
 
-MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_proxy_cas(unsigned long long ep, void* dest, unsigned long long compare,
+MORI_SHMEM_DEVICE_SLOW unsigned long long mori_shmem_internal_proxy_cas(unsigned long long ep, void* dest, unsigned long long compare,
                                                                   unsigned long long swap, int pe) {
   if (((unsigned long long) dest & 7) != 0) mori_shmem_internal_fail("a 64-bit remote atomic needs an 8-byte aligned address", (unsigned long long) dest, pe);
   const unsigned long long raddr = mori_shmem_internal_remote_addr(dest, 8, pe);
@@ -288,7 +288,7 @@ MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_proxy_cas(unsigned long
 }
 
 // The other 64-bit fetching ops (AND, OR, XOR, SWAP) as a compare-and-swap loop: op 0 AND, 1 OR, 2 XOR, 3 SWAP.
-MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_proxy_rmw64(unsigned long long ep, void* dest, unsigned long long val, int op, int pe) {
+MORI_SHMEM_DEVICE_SLOW unsigned long long mori_shmem_internal_proxy_rmw64(unsigned long long ep, void* dest, unsigned long long val, int op, int pe) {
   unsigned long long cur = mori_shmem_internal_proxy_fetch_add(ep, dest, 0, true, 0, pe);
   const unsigned long long start = mori_shmem_internal_now_ns();
   for (;;) {
@@ -304,7 +304,7 @@ MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_proxy_rmw64(unsigned lo
 // fetch-add on the upper half adds val << 32 (the carry leaves the word); on the lower half it adds val and,
 // when the lower half wrapped, takes the carry back out of the upper half with a second FETCH_ADD (between the
 // two, a reader of the upper half alone sees it one too high). Everything else is a compare-and-swap loop.
-MORI_SHMEM_DEVICE unsigned int mori_shmem_internal_proxy_fetch_add32(unsigned long long ep, void* dest, unsigned int val, bool fetch, int pe) {
+MORI_SHMEM_DEVICE_SLOW unsigned int mori_shmem_internal_proxy_fetch_add32(unsigned long long ep, void* dest, unsigned int val, bool fetch, int pe) {
   if (((unsigned long long) dest & 3) != 0) mori_shmem_internal_fail("a 32-bit remote atomic needs a 4-byte aligned address", (unsigned long long) dest, pe);
   void* word = (void*) ((unsigned long long) dest & ~7ull);
   if (((unsigned long long) dest & 4) != 0) {
@@ -317,7 +317,7 @@ MORI_SHMEM_DEVICE unsigned int mori_shmem_internal_proxy_fetch_add32(unsigned lo
 }
 
 // op: 0 AND, 1 OR, 2 XOR, 3 SWAP, 4 COMPARE_SWAP (with compare); returns the old 32-bit value.
-MORI_SHMEM_DEVICE unsigned int mori_shmem_internal_proxy_rmw32(unsigned long long ep, void* dest, unsigned int val, unsigned int compare, int op,
+MORI_SHMEM_DEVICE_SLOW unsigned int mori_shmem_internal_proxy_rmw32(unsigned long long ep, void* dest, unsigned int val, unsigned int compare, int op,
                                                                int pe) {
   if (((unsigned long long) dest & 3) != 0) mori_shmem_internal_fail("a 32-bit remote atomic needs a 4-byte aligned address", (unsigned long long) dest, pe);
   void* word = (void*) ((unsigned long long) dest & ~7ull);
@@ -339,7 +339,7 @@ MORI_SHMEM_DEVICE unsigned int mori_shmem_internal_proxy_rmw32(unsigned long lon
 
 // The signal of a put-with-signal, after the data on the same endpoint (FENCE: the proxy starts it once the
 // data's WRITEs completed).
-MORI_SHMEM_DEVICE void mori_shmem_internal_proxy_signal(unsigned long long ep, void* signalDest, unsigned long long value, int op, int pe) {
+MORI_SHMEM_DEVICE_SLOW void mori_shmem_internal_proxy_signal(unsigned long long ep, void* signalDest, unsigned long long value, int op, int pe) {
   if (op == SIGNAL_SET) {
     mori_shmem_internal_proxy_p(ep, signalDest, value, 8, MORI_SHMEM_WR_FENCE, pe);
   } else if (op == SIGNAL_ADD) {
