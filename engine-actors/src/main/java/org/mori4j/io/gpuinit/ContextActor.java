@@ -35,6 +35,10 @@ final class ContextActor {
           actor.watch(m.peer());
           return Behaviors.same();
         })
+        .onMessage(GpuInitProtocol.Ping.class, m -> {
+          m.replyTo().tell(new GpuInitProtocol.Pong(m.corr()));
+          return Behaviors.same();
+        })
         .onMessage(GpuInitProtocol.Closing.class, m -> {
           ctx.proxy.submit(new Proxy.PeerGone(m.from(), "its context closed (or its engine stopped)"));
           return Behaviors.same();

@@ -140,6 +140,7 @@ final class EndpointRunner {
     }
     long delay = ctx.testIssueDelayNanos;
     if (delay > 0) LockSupport.parkNanos(delay);
+    r.startedAt = now;
     try {
       return execute(r, op, now);
     } catch (RuntimeException e) {
@@ -267,6 +268,7 @@ final class EndpointRunner {
     int n = 0;
     while (retired < processed) {
       WqeRecord r = recs[(int) (retired & mask)];
+      if ((r.phase == WqeRecord.ENGINE || r.phase == WqeRecord.PEER) && !peer.dead) proxy.checkLiveness(this, r, now);
       if (r.phase == WqeRecord.ENGINE) {
         TransferStatus s = r.status;
         if (s.inProgress()) break;

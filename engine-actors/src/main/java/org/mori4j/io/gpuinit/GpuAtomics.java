@@ -2,8 +2,10 @@ package org.mori4j.io.gpuinit;
 
 import java.util.HashMap;
 import java.util.Map;
+import org.mori4j.natives.gpu.DeviceBuffer;
 import org.mori4j.natives.gpu.Dim3;
 import org.mori4j.natives.gpu.GpuModule;
+import org.mori4j.natives.gpu.GpuModule.GpuFunction;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.gpu.GpuStream;
 import org.mori4j.natives.gpu.KernelArgs;
@@ -29,22 +31,40 @@ final class GpuAtomics implements AutoCloseable {
   private final GpuRuntime gpu;
   private final Map<Integer, GpuModule> modules = new HashMap<>();
   private final Map<Integer, GpuStream> streams = new HashMap<>();
+  private final Map<Integer, GpuFunction> functions = new HashMap<>();
+  private final Map<Integer, DeviceBuffer> scratches = new HashMap<>();
 
   GpuAtomics(GpuRuntime gpu) {
     this.gpu = gpu;
   }
 
-  /** Compiles and loads the kernel for {@code device} and creates its stream, ahead of the first atomic. */
+  /**
+   * Compiles and loads the kernel for {@code device}, creates its stream and runs it once on scratch device memory,
+   * ahead of the first atomic: with CUDA's lazy module loading (the default since CUDA 12) a kernel's first launch
+   * may wait for the whole device, which never happens while the application's kernel spins on its completion queue.
+   */
   void prepare(int device) {
-    modules.computeIfAbsent(device, d -> gpu.loadModule(d, gpu.compile(d, SOURCE, "mori4j_gpuinit_atomic.cu")));
-    streams.computeIfAbsent(device, gpu::createStream);
+    if (functions.containsKey(device)) return;
+    GpuModule m = modules.computeIfAbsent(device, d -> gpu.loadModule(d, gpu.compile(d, SOURCE, "mori4j_gpuinit_atomic.cu")));
+    GpuStream s = streams.computeIfAbsent(device, gpu::createStream);
+    GpuFunction f = m.function("mori4j_gpuinit_atomic");
+    // kept until close: freeing device memory may wait for the whole device, as a first launch may
+    DeviceBuffer scratch = gpu.allocDevice(device, 16);
+    scratches.put(device, scratch);
+    gpu.launch(f, Dim3.of(1), Dim3.of(1), 0, s, KernelArgs.of().pointer(scratch.address()).i32(0).i64(1).i64(0).pointer(scratch.address() + 8));
+    long end = System.nanoTime() + 30_000_000_000L;
+    while (!s.isComplete()) {
+      if (System.nanoTime() > end) throw new IllegalStateException("the atomic kernel's first run on device " + device + " did not finish within 30 s");
+      Thread.onSpinWait();
+    }
+    functions.put(device, f);
   }
 
   /** Launches one atomic; the old value appears at pinned address {@code oldCell} once the returned stream is complete. */
   GpuStream launch(int device, long target, boolean cas, long compareAdd, long swap, long oldCell) {
-    GpuModule m = modules.computeIfAbsent(device, d -> gpu.loadModule(d, gpu.compile(d, SOURCE, "mori4j_gpuinit_atomic.cu")));
-    GpuStream s = streams.computeIfAbsent(device, gpu::createStream);
-    gpu.launch(m.function("mori4j_gpuinit_atomic"), Dim3.of(1), Dim3.of(1), 0, s,
+    prepare(device);
+    GpuStream s = streams.get(device);
+    gpu.launch(functions.get(device), Dim3.of(1), Dim3.of(1), 0, s,
         KernelArgs.of().pointer(target).i32(cas ? 1 : 0).i64(compareAdd).i64(swap).pointer(oldCell));
     return s;
   }
@@ -62,6 +82,9 @@ final class GpuAtomics implements AutoCloseable {
       s.close();
     }
     streams.clear();
+    functions.clear();
+    scratches.values().forEach(DeviceBuffer::close);
+    scratches.clear();
     modules.values().forEach(GpuModule::close);
     modules.clear();
   }

@@ -12,7 +12,7 @@ import org.mori4j.io.internal.ResolvingSerializer;
  * descriptors' length-checked format: a malformed frame is refused whole.
  */
 public final class GpuInitMessageSerializer extends ResolvingSerializer {
-  private static final String LOOKUP = "GL", ANSWER = "Ga", PROBE = "GP", PROBED = "Gp", OP = "GO", RESULT = "Gr", CLOSING = "GC";
+  private static final String LOOKUP = "GL", ANSWER = "Ga", PROBE = "GP", PROBED = "Gp", OP = "GO", RESULT = "Gr", CLOSING = "GC", PING = "GI", PONG = "Gi";
 
   public GpuInitMessageSerializer(ExtendedActorSystem system) {
     super(system);
@@ -33,6 +33,8 @@ public final class GpuInitMessageSerializer extends ResolvingSerializer {
       case GpuInitProtocol.PeerOp m -> OP;
       case GpuInitProtocol.PeerOpResult m -> RESULT;
       case GpuInitProtocol.Closing m -> CLOSING;
+      case GpuInitProtocol.Ping m -> PING;
+      case GpuInitProtocol.Pong m -> PONG;
       default -> throw new IllegalArgumentException("cannot serialize " + o.getClass().getName());
     };
   }
@@ -50,6 +52,8 @@ public final class GpuInitMessageSerializer extends ResolvingSerializer {
           .i64(m.compareAdd()).i64(m.swap()).i32(m.imm()).i32(m.length()).blob(m.payload()).string(ref(m.replyTo()));
       case GpuInitProtocol.PeerOpResult m -> w.i32(m.srcQpn()).i64(m.wqeIndex()).i32(m.status()).i64(m.value()).string(m.message());
       case GpuInitProtocol.Closing m -> w.string(ref(m.from()));
+      case GpuInitProtocol.Ping m -> w.i64(m.corr()).string(ref(m.replyTo()));
+      case GpuInitProtocol.Pong m -> w.i64(m.corr());
       default -> throw new IllegalArgumentException("cannot serialize " + o.getClass().getName());
     }
     return w.toBytes();
@@ -118,6 +122,15 @@ public final class GpuInitMessageSerializer extends ResolvingSerializer {
           yield new GpuInitProtocol.PeerOpResult(src, idx, status, value, DescriptorCodec.readString(in, "message"));
         }
         case CLOSING -> new GpuInitProtocol.Closing(resolve(in, "from"));
+        case PING -> {
+          DescriptorCodec.need(in, 8, "corr");
+          long corr = in.getLong();
+          yield new GpuInitProtocol.Ping(corr, resolve(in, "replyTo"));
+        }
+        case PONG -> {
+          DescriptorCodec.need(in, 8, "corr");
+          yield new GpuInitProtocol.Pong(in.getLong());
+        }
         default -> throw new NotSerializableException("unknown manifest '" + manifest + "'");
       };
       DescriptorCodec.expectEnd(in, manifest);

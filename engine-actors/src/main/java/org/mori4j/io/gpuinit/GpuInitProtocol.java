@@ -14,7 +14,7 @@ public final class GpuInitProtocol {
   public sealed interface Command permits Wire, Watch, Stop {}
 
   /** Messages that cross the network. */
-  public sealed interface Wire extends Command permits LookupRkey, RkeyAnswer, Probe, ProbeAnswer, PeerOp, PeerOpResult, Closing {}
+  public sealed interface Wire extends Command permits LookupRkey, RkeyAnswer, Probe, ProbeAnswer, PeerOp, PeerOpResult, Closing, Ping, Pong {}
 
   /** Which region rkey {@code rkey} names; answered with {@link RkeyAnswer} carrying {@code corr}. */
   public record LookupRkey(int rkey, long corr, ActorRef<Command> replyTo) implements Wire {}
@@ -47,6 +47,11 @@ public final class GpuInitProtocol {
    * Cluster ({@code pekko.remote.use-unsafe-remote-features-outside-cluster}).
    */
   public record Closing(ActorRef<Command> from) implements Wire {}
+
+  /** Liveness probe of a peer context that has left a work request unfinished for a while; answered with {@link Pong}. */
+  public record Ping(long corr, ActorRef<Command> replyTo) implements Wire {}
+
+  public record Pong(long corr) implements Wire {}
 
   /** Local: watch a peer context (its termination fails that peer's endpoints with RETRY_EXC_ERR). */
   public record Watch(ActorRef<Command> peer) implements Command {}

@@ -21,6 +21,11 @@ final class Peer {
   /** When each lookup still {@link #PENDING} was sent (System.nanoTime). */
   final Map<Integer, Long> lookupSince = new HashMap<>();
   boolean dead;
+  /** The liveness probe in flight (its correlation id, 0: none) and when it was sent. */
+  long pingCorr;
+  long pingSentAt;
+  /** When the peer last answered a probe (System.nanoTime). */
+  long lastPong;
   String deadReason = "";
 
   Peer(String path, ActorRef<GpuInitProtocol.Command> ref, int qpn, String engineKey) {
@@ -28,6 +33,7 @@ final class Peer {
     this.ref = ref;
     this.qpn = qpn;
     this.engineKey = engineKey;
+    this.lastPong = System.nanoTime() - (1L << 40);
   }
 
   @Override

@@ -54,6 +54,9 @@ final class Proxy {
   private final List<EndpointRunner> runners = new ArrayList<>();
   private final Map<Integer, EndpointRunner> byQpn = new HashMap<>();
   private final Map<Long, Lookup> lookups = new HashMap<>();
+  private final Map<Long, Peer> pings = new HashMap<>();
+  /** Liveness probes sent (tests check that a slow live peer was probed and not declared lost). */
+  volatile long pingsSent;
   private final TargetAtomics atomics;
   private long corr;
   private volatile Thread thread;
@@ -140,6 +143,13 @@ final class Proxy {
         }
         case GpuInitProtocol.PeerOp op -> inbound(op, now);
         case GpuInitProtocol.RkeyAnswer a -> answered(a);
+        case GpuInitProtocol.Pong pong -> {
+          Peer p = pings.remove(pong.corr());
+          if (p != null && p.pingCorr == pong.corr()) {
+            p.pingCorr = 0;
+            p.lastPong = now;
+          }
+        }
         case AddEndpoint a -> {
           runners.add(a.runner());
           byQpn.put(a.runner().ep.qpn(), a.runner());
@@ -214,6 +224,29 @@ final class Proxy {
     lookups.put(c, new Lookup(p.path, rkey));
     p.ref.tell(new GpuInitProtocol.LookupRkey(rkey, c, ctx.self));
     return Peer.PENDING;
+  }
+
+  /**
+   * The oldest work request of {@code ep} has waited on its peer (an engine transfer or a peer operation) for
+   * {@code liveness-probe-after}: ask the peer's context whether it is alive, and declare the peer lost when no answer
+   * comes within {@code liveness-probe-timeout}. A dead process is otherwise noticed only by the engine's own timeout,
+   * which may be longer than the device's wait; a live but slow peer answers and the work request keeps waiting.
+   */
+  void checkLiveness(EndpointRunner ep, WqeRecord r, long now) {
+    Peer p = ep.peer;
+    GpuInitSettings s = ctx.settings;
+    if (p.pingCorr != 0) {
+      if (now - p.pingSentAt > s.probeTimeoutNanos())
+        peerLost(p.ref, "its context did not answer a liveness probe within " + s.probeTimeoutNanos() / 1_000_000 + " ms");
+      return;
+    }
+    if (now - r.startedAt < s.probeAfterNanos() || now - p.lastPong < s.probeAfterNanos()) return;
+    long c = ++corr;
+    p.pingCorr = c;
+    p.pingSentAt = now;
+    pings.put(c, p);
+    pingsSent++;
+    p.ref.tell(new GpuInitProtocol.Ping(c, ctx.self));
   }
 
   /** A lookup of {@code rkey} has gone unanswered for {@code peer-timeout}. */

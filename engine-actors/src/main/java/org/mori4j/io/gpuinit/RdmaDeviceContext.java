@@ -270,6 +270,16 @@ public final class RdmaDeviceContext implements AutoCloseable {
     ep.block.close();
   }
 
+  /**
+   * Test hook: this context's actor stops without telling its peers, as if its process had gone while its engine's
+   * data path stayed up (what the liveness probe is for).
+   */
+  void testVanish() {
+    closingTask.cancel();
+    peerContexts.clear();
+    self.tell(new GpuInitProtocol.Stop());
+  }
+
   /** The engine's GPU runtime ({@code mori4j.gpu.runtime}), opened on first need. */
   GpuRuntime gpuRuntime() {
     GpuRuntime g = gpu;

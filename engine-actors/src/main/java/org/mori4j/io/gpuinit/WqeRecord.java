@@ -19,6 +19,8 @@ final class WqeRecord {
   int wc;
   String message;
   long deadline;
+  /** When the proxy started it (System.nanoTime): the liveness probe's clock. */
+  long startedAt;
   long byteLen;
 
   void done(int wcStatus, String why, long bytes) {

@@ -202,6 +202,37 @@ class GpuInitErrorTest {
   }
 
   @Test
+  void aSilentPeerIsDeclaredLostByTheLivenessProbeAndASlowLiveOneIsNot() throws Exception {
+    GpuInitSettings quick = GpuInitBed.settings(bed.a).withProbe(5_000_000L, 300_000_000L);
+    try (RdmaDeviceContext ca = RdmaDeviceContext.open(bed.a, quick); RdmaDeviceContext cc = RdmaDeviceContext.open(bed.b, quick)) {
+      RdmaEndpointConfig cfg = new RdmaEndpointConfig(false, -1, 16, 32, 0);
+      // a live peer and a write that takes longer than the probe's 5 ms (256 MiB): probed, answered, completes
+      RdmaEndpoint x = ca.createEndpoint(cfg), y = cc.createEndpoint(cfg);
+      ca.connectEndpoint(x, y.handle());
+      int big = 256 << 20;
+      MemorySegment from = bed.alloc(big), to = bed.alloc(big);
+      RdmaMemoryRegion mf = ca.registerMemoryRegion(from), mt = cc.registerMemoryRegion(to);
+      HostDevice d = new HostDevice(x);
+      long t0 = System.nanoTime();
+      d.post(Wr.write(from.address(), mf.lkey(), mt.address(), mt.rkey(), big, FLAG_SIGNALED, 1));
+      Cqe c = d.awaitCqe();
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertEquals(WC_SUCCESS, c.status(), "a slow transfer to a live peer is not declared lost (took " + ms + " ms): " + c);
+      assertTrue(ca.proxy.pingsSent > 0, "the peer was probed while the write ran (" + ms + " ms)");
+      // the peer's context vanishes silently (no Closing notice, its engine lives): the probe declares it lost
+      cc.testVanish();
+      Thread.sleep(100);
+      long t1 = System.nanoTime();
+      d.post(Wr.fetchAdd(from.address(), mf.lkey(), mt.address(), mt.rkey(), 1, FLAG_SIGNALED, 2));
+      Cqe e = d.awaitCqe();
+      long lost = (System.nanoTime() - t1) / 1_000_000;
+      assertEquals(WC_RETRY_EXC_ERR, e.status(), e.toString());
+      assertTrue(x.errors().getFirst().message().contains("liveness probe"), x.errors().toString());
+      assertTrue(lost < 2_500, "declared lost by the probe, before the 3 s peer timeout: " + lost + " ms");
+    }
+  }
+
+  @Test
   void closingTheContextFreesEveryEndpointBlockAndRegion() {
     int before = RdmaDeviceContext.openEndpointBlocksInProcess();
     long pid = ProcessHandle.current().pid();

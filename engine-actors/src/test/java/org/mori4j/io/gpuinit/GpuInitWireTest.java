@@ -65,6 +65,8 @@ class GpuInitWireTest {
           new GpuInitProtocol.RkeyAnswer(9, 0x101, false, 0, 0, 0, new byte[0]),
           new GpuInitProtocol.Probe(3, Adapter.toTyped(sys.deadLetters()), ref),
           new GpuInitProtocol.Closing(ref),
+          new GpuInitProtocol.Ping(77, ref),
+          new GpuInitProtocol.Pong(77),
           new GpuInitProtocol.ProbeAnswer(3, true, DESC.toBytes(), ""),
           new GpuInitProtocol.PeerOp(OP_SEND, 1, 2, 1L << 40, 0, 0, 0, 0, 0, payload.length, payload, ref),
           new GpuInitProtocol.PeerOp(OP_ATOMIC_CMP_AND_SWP, 1, 2, 5, 0x1008, 0x101, -1, Long.MIN_VALUE, 0, 8, new byte[0], ref),
