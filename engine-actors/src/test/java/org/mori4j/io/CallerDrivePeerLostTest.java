@@ -34,6 +34,22 @@ class CallerDrivePeerLostTest {
     assertTrue(k.waitFor(10, TimeUnit.SECONDS) && k.exitValue() == 0, "kill -" + sig + " failed");
   }
 
+  /** kill returns once the signal is sent; the child's threads stop a little later (state T in /proc/PID/stat). */
+  private static void awaitStopped(Process p) throws Exception {
+    java.nio.file.Path stat = java.nio.file.Path.of("/proc/" + p.pid() + "/stat");
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (System.nanoTime() < end) {
+      String s = java.nio.file.Files.readString(stat);
+      char state = s.charAt(s.lastIndexOf(')') + 2);
+      if (state == 'T' || state == 't') {
+        Thread.sleep(50); // every thread of it, not only the main one
+        return;
+      }
+      Thread.sleep(5);
+    }
+    fail("child " + p.pid() + " did not stop within 10 s");
+  }
+
   @Test
   void deadlineAndPeerDeathEndCallerDrivenTransfersWithoutHanging() throws Exception {
     assumeFalse(TestBackends.rdma(), "TCP only: the RDMA executions need not run it again");
@@ -74,6 +90,7 @@ class CallerDrivePeerLostTest {
       assertTrue(CallerDriveStats.sent() - sent >= 10, "warm-up writes did not take the caller path");
 
       signal(child, "STOP");
+      awaitStopped(child);
       sent = CallerDriveStats.sent();
       long t0 = System.nanoTime();
       TransferStatus timed = a.write(local, 0, remote, 0, 4096, a.allocateTransferUid(), TransferOptions.deadline(DEADLINE));

@@ -47,6 +47,9 @@ final class CallerRoundTrip implements CallerDrive {
    */
   boolean trySend(TransferOp op) {
     if (c.tls != null || c.dead || c.queued.get() != 0 || !eligible(op) || c.loop.onLoopThread()) return false;
+    // a racy look first (checked again under the hold): a connection with ops in flight is not taken even for a moment,
+    // since a loop that finds it held parks until it is let go (a burst of submits would park it once per op)
+    if (c.head != null || c.sending != null) return false;
     if (!c.enter(TcpConnection.CALLER)) return false;
     boolean wake = false;
     try {
