@@ -105,6 +105,29 @@ class ShmemRemotePeersTest {
     assertEquals(blocksBefore, RdmaDeviceContext.openEndpointBlocksInProcess(), "finalize closes every endpoint");
   }
 
+  /** A work request naming a key the peer never gave out completes in error, and the PE reports it. */
+  @Test
+  void aWrongRkeyIsAnErrorCompletionThePeReports() {
+    try (PeGroup g = PeGroup.start(2, device.config(HEAP).withDisableP2p(true))) {
+      long obj = g.onAllOk(pe -> pe.malloc(4096)).getFirst();
+      Shmem a = g.pe(0);
+      GpuStates.Remote ra = a.gpuStates().remote();
+      long ep = ra.endpoints()[1];
+      long w = post(ep, GpuQueueLayout.OP_RDMA_WRITE, 0, obj, ra.heapLkey(), 64, ra.peerHeapRemoteBase()[1] + (obj - a.heapBase()),
+          ra.peerHeapRkey()[1] + 1000, 0, 0);
+      // 2 s at most for the proxy to complete it in error
+      for (int i = 0; i < 200 && a.endpointErrors().isEmpty(); i++) java.util.concurrent.locks.LockSupport.parkNanos(10_000_000);
+      waitRetired(ep, w, true);
+      MemorySegment c = at(ep, 1024);
+      assertEquals(GpuQueueLayout.WC_REM_ACCESS_ERR, c.get(ValueLayout.JAVA_INT, GpuQueueLayout.CTRL_FIRST_ERROR_STATUS));
+      assertEquals(w, c.get(ValueLayout.JAVA_LONG, GpuQueueLayout.CTRL_FIRST_ERROR_WR_ID));
+      assertEquals(GpuQueueLayout.STATE_ERROR, c.get(ValueLayout.JAVA_INT, GpuQueueLayout.CTRL_STATE));
+      List<String> errors = a.endpointErrors();
+      assertEquals(1, errors.size(), errors.toString());
+      assertTrue(errors.getFirst().startsWith("PE 0 -> PE 1 qpn "), errors.getFirst());
+    }
+  }
+
   @Test
   void withDirectPathsNothingIsOpened() {
     int blocksBefore = RdmaDeviceContext.openEndpointBlocksInProcess();
@@ -147,11 +170,15 @@ class ShmemRemotePeersTest {
 
   /** Until sqRetired passes idx; 10 s at most, and an error completion fails at once. */
   private static void waitRetired(long ep, long idx) {
+    waitRetired(ep, idx, false);
+  }
+
+  private static void waitRetired(long ep, long idx, boolean errorExpected) {
     MemorySegment c = at(ep, 1024);
     long deadline = System.nanoTime() + 10_000_000_000L;
     while ((long) ValueLayout.JAVA_LONG.varHandle().getVolatile(c, (long) GpuQueueLayout.CTRL_SQ_RETIRED) <= idx) {
       int errors = (int) ValueLayout.JAVA_INT.varHandle().getVolatile(c, (long) GpuQueueLayout.CTRL_ERROR_COUNT);
-      if (errors != 0) throw new AssertionError("endpoint error: status " + c.get(ValueLayout.JAVA_INT, GpuQueueLayout.CTRL_FIRST_ERROR_STATUS));
+      if (errors != 0 && !errorExpected) throw new AssertionError("endpoint error: status " + c.get(ValueLayout.JAVA_INT, GpuQueueLayout.CTRL_FIRST_ERROR_STATUS));
       if (System.nanoTime() > deadline) throw new AssertionError("WQE " + idx + " did not retire in 10 s");
       Thread.onSpinWait();
     }
