@@ -89,7 +89,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
     this.settings = settings;
     this.path = path;
     this.bindHost = bindHost;
-    this.gpu = new GpuStaging(settings.gpuRuntime());
+    this.gpu = new GpuStaging(settings.gpuRuntime(), settings.tcpGpuStagingChunk(), settings.tcpGpuStagingPrewarm());
     this.xgmi = new XgmiControl(id.key(), ctx.getSystem(), ctx.getSelf(), path, settings.handshakeTimeout());
     this.incarnations = new PeerIncarnations(new java.security.SecureRandom(), settings.lostPeersRemembered());
     this.registrations = new Registrations(ctx, id.key(), settings, gpu, locals, backends, this::publish, () -> closed, path.registrationStats(), incarnations.own());
@@ -198,6 +198,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
         .onMessage(EngineMessages.Shutdown.class, this::shutdown)
         .onMessage(ShutdownDone.class, m -> {
           xgmi.tellOwnersClosed();
+          gpu.close(); // the pooled staging buffers (backends stopped: their connections gave theirs back)
           m.replyTo().tell(Done.getInstance());
           return Behaviors.stopped();
         })
@@ -278,6 +279,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
       } catch (RuntimeException e) {
         return fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "TCP TLS settings: " + e.getMessage(), this);
       }
+      gpu.enable(); // GPU memory registered from now on gets staging buffers ready (GpuStaging)
       backend = new TcpBackend(id.key(), new TcpSettings(bindHost, settings.tcpPort(), tcp.connectionsPerPeer(),
           tcp.ioThreads(), tcp.stripeThreshold(), tcp.socketBufferBytes(), tcp.peerTimeout(), tcp.connectTimeout(),
           settings.tcpMaxBatchEntries(), tcp.enableNotification(), settings.tcpGpuStagingChunk(), tls), gpu,
@@ -309,6 +311,15 @@ public final class EngineActor extends AbstractBehavior<Command> {
     // regions registered before this backend existed become reachable through it too
     for (Routes.Local l : locals.values()) m.actor().tell(new BackendActor.Register(l.region(), getContext().getSystem().ignoreRef()));
     publish();
+    if (m.type() == BackendType.TCP && !gpu.prewarmedDevices().isEmpty()) {
+      // GPU memory registered before the TCP backend: its staging buffers now, off this actor (pinned allocation blocks)
+      CompletableFuture.runAsync(gpu::prewarmRegistered, getContext().getSystem().dispatchers().lookup(DispatcherSelector.fromConfig("mori4j.dispatchers.backend")))
+          .whenComplete((ok, err) -> {
+            if (err != null) org.slf4j.LoggerFactory.getLogger(GpuStaging.class).warn("engine '{}': GPU staging buffers could not be prepared ahead: {}", id.key(), err.toString());
+            m.replyTo().tell(StatusReply.success(Done.getInstance()));
+          });
+      return this;
+    }
     m.replyTo().tell(StatusReply.success(Done.getInstance()));
     return this;
   }

@@ -26,11 +26,13 @@ import org.mori4j.io.TcpBackendConfig;
  * @param lostPeersRemembered how many engine keys declared lost the engine remembers (most recent first)
  * @param xgmiPollNapNanos  XGMI: 0 polls GPU events without sleeping while transfers run, more naps that long between polls
  * @param xgmiMaxBatchBlocks XGMI: most blocks in one batch (one kernel launch)
+ * @param tcpGpuStagingPrewarm idle TCP staging slots prepared when GPU memory is registered (0: none; GpuStaging)
  */
 public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, long awaitSpinNanos, String systemName,
                              long pollerSpinNanos, long pollerYieldNanos, long pollerParkNanos, long pollerMaxRunNanos,
                              TcpBackendConfig tcpDefaults, int tcpPort, int tcpMaxBatchEntries, int tcpGpuStagingChunk,
-                             String gpuRuntime, int lostPeersRemembered, long xgmiPollNapNanos, int xgmiMaxBatchBlocks) {
+                             String gpuRuntime, int lostPeersRemembered, long xgmiPollNapNanos, int xgmiMaxBatchBlocks,
+                             int tcpGpuStagingPrewarm) {
 
   /** What {@code await-spin = auto} spins for: longer than a small GPU copy or a loopback round trip takes. */
   public static final long AUTO_SPIN_NANOS = 50_000;
@@ -56,7 +58,8 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
         c.getDuration("poller.park-max").toNanos(), c.getDuration("poller.max-run").toNanos(), tcpDefaults,
         tcp.getInt("port"), tcp.getInt("max-batch-entries"), stagingChunk(tcp.getBytes("gpu-staging-chunk")),
         c.getString("gpu.runtime"), positive("engine.lost-peers-remembered", c.getInt("engine.lost-peers-remembered")),
-        notNegative("xgmi.poll-nap", c.getDuration("xgmi.poll-nap").toNanos()), positive("xgmi.max-batch-blocks", c.getInt("xgmi.max-batch-blocks")));
+        notNegative("xgmi.poll-nap", c.getDuration("xgmi.poll-nap").toNanos()), positive("xgmi.max-batch-blocks", c.getInt("xgmi.max-batch-blocks")),
+        notNegative("tcp.gpu-staging-prewarm", tcp.getInt("gpu-staging-prewarm")));
   }
 
   /** {@code mori4j.engine.await-spin}: a duration, or {@code auto} (decided by the {@code cpus} this JVM may use). */
@@ -70,6 +73,11 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
   private static long notNegative(String name, long nanos) {
     if (nanos < 0) throw new IllegalArgumentException("mori4j." + name + " must not be negative: " + nanos + " ns");
     return nanos;
+  }
+
+  private static int notNegative(String name, int value) {
+    if (value < 0) throw new IllegalArgumentException("mori4j." + name + " must not be negative: " + value);
+    return value;
   }
 
   private static int positive(String name, int value) {

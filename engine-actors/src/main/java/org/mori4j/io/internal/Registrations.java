@@ -156,6 +156,15 @@ final class Registrations {
         gpu.runtime().requireDeviceMemory(seg.address(), seg.byteSize(), specs.get(i).deviceId());
       }
       failed[0] = -1;
+      // staging buffers and their streams for this device now, not on the data path (GpuStaging says why)
+      for (int i : toCheck) {
+        try {
+          gpu.prewarm(specs.get(i).deviceId());
+        } catch (RuntimeException e) {
+          org.slf4j.LoggerFactory.getLogger(GpuStaging.class).warn("engine '{}': GPU staging buffers for device {} could not be prepared "
+              + "ahead (they will be allocated on first use): {}", engineKey, specs.get(i).deviceId(), e.toString());
+        }
+      }
     }, blocking);
     ctx.pipeToSelf(check, (ok, err) -> new GpuChecked(call, parents, failed[0], err));
   }
