@@ -20,8 +20,10 @@ import org.mori4j.transport.LocalRegion;
  *
  * <p>Nothing here blocks: {@link #next()} answers null while the GPU has not caught up, and the connection
  * then waits on its loop's GPU poll instead of the selector. Loop thread only. The buffers are opened on
- * the first GPU transfer of the connection (pinned allocation, about a millisecond, once) and freed by
- * {@link #close()} when the connection closes.
+ * the first GPU transfer of the connection and closed by {@link #close()} when the connection closes; the
+ * engine's {@code DeviceStaging} hands out and takes back slots of a pool prepared when GPU memory was
+ * registered (engine-actors {@code GpuStaging}), so that no pinned allocation happens on the data path while a
+ * GPU-initiated kernel spins.
  */
 final class GpuStager {
   static final int SLOTS = 4;
