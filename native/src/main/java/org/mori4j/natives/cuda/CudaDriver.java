@@ -70,7 +70,9 @@ public final class CudaDriver {
     return FUNCTIONS;
   }
 
+  /** Runs {@code cuInit}; first raises {@code CUDA_DEVICE_MAX_CONNECTIONS} when unset ({@link CudaConnections}). */
   public static void init() {
+    CudaConnections.apply();
     call("cuInit", () -> (int) INIT.invokeExact(0));
   }
 
