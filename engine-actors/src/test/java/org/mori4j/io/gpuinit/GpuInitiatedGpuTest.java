@@ -269,7 +269,7 @@ class GpuInitiatedGpuTest {
       int n = 256, bytes = 512;
       rigA.fill(p.bufA().address(), (long) n * bytes, 77);
       DeviceBuffer out = rigA.alloc((long) CQE_BYTES * n), count = rigA.alloc(8);
-      assertTrue(rigA.runAndWait("t_queue_full", 1, n, KernelArgs.of().pointer(p.a().address()).i64(p.bufA().address()).i32(p.mrA().lkey())
+      assertTrue(rigA.runAndWait("t_queue_full", 1, n + 32, KernelArgs.of().pointer(p.a().address()).i64(p.bufA().address()).i32(p.mrA().lkey())
           .i64(p.peerOfB().address()).i32(p.peerOfB().rkey()).i32(bytes).pointer(out.address()).pointer(count.address()), 120_000));
       assertEquals(n, rigA.ints(count.address(), 1)[0]);
       Set<Long> ids = new HashSet<>();
@@ -278,7 +278,7 @@ class GpuInitiatedGpuTest {
         assertTrue(ids.add(c.wrId()) && c.wrId() >= 0x5000 && c.wrId() < 0x5000 + n, c.toString());
       }
       assertEquals(0, rigB.check(p.bufB().address(), (long) n * bytes, 77));
-      System.out.println("gpuinit: SQ 8 / CQ 16: 256 posts from 256 threads, 256 CQEs polled, bytes exact");
+      System.out.println("gpuinit: SQ 8 / CQ 16: 256 posts from 256 threads (one more warp polls), 256 CQEs polled, bytes exact");
     } finally {
       close(p);
     }

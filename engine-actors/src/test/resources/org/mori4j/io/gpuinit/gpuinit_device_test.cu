@@ -158,19 +158,25 @@ extern "C" __global__ void t_warp_throughput(MoriRdmaEndpoint* ep, unsigned long
 // order, count[0] the number polled.
 extern "C" __global__ void t_queue_full(MoriRdmaEndpoint* ep, unsigned long long laddr, unsigned int lkey, unsigned long long raddr,
                                         unsigned int rkey, unsigned int bytes, MoriRdmaCqe* out, unsigned int* count) {
-  const unsigned int tid = threadIdx.x;
-  const unsigned long long off = (unsigned long long) tid * bytes;
-  const unsigned long long idx =
-      mori_rdma_post_write_thread(ep, laddr + off, lkey, raddr + off, rkey, bytes, MORI_RDMA_FLAG_SIGNALED, 0x5000ull + tid);
-  mori_rdma_ring_doorbell(ep, idx + 1);
-  if (tid != 0) return;
-  // Polled by hand, giving slots back every 4 CQEs (the CQ is small too), with the endpoint's timeout.
+  // Warp 0 only polls (its lane 0); the threads after it post, one WR each. The poller must not post itself:
+  // a poster can wait for room in the SQ, which frees only as CQEs are consumed (the CQ is small too).
+  const unsigned int posts = blockDim.x - 32;
+  if (threadIdx.x >= 32) {
+    const unsigned int tid = threadIdx.x - 32;
+    const unsigned long long off = (unsigned long long) tid * bytes;
+    const unsigned long long idx =
+        mori_rdma_post_write_thread(ep, laddr + off, lkey, raddr + off, rkey, bytes, MORI_RDMA_FLAG_SIGNALED, 0x5000ull + tid);
+    mori_rdma_ring_doorbell(ep, idx + 1);
+    return;
+  }
+  if (threadIdx.x != 0) return;
+  // Polled by hand, giving slots back every 4 CQEs, with the endpoint's timeout.
   unsigned int n = 0;
   const unsigned long long start = mori_rdma_now_ns();
-  while (n < blockDim.x) {
+  while (n < posts) {
     if (mori_rdma_poll_cq(ep, &out[n])) {
       n++;
-      if ((n & 3u) == 0 || n == blockDim.x) mori_rdma_update_cq_dbr_record(ep, ep->cqPollIdx);
+      if ((n & 3u) == 0 || n == posts) mori_rdma_update_cq_dbr_record(ep, ep->cqPollIdx);
     } else if (ep->waitTimeoutNs != 0 && mori_rdma_now_ns() - start > ep->waitTimeoutNs) {
       break;
     }
