@@ -110,6 +110,17 @@ MORI_SHMEM_DEVICE unsigned int mori_shmem_internal_lkey(const void* addr, size_t
   return 0;
 }
 
+// Pause between two reads of a word the host proxy writes. These words live in pinned host memory: every read is
+// a PCIe round trip, and a block of threads re-reading them back to back floods the link with the same kind of
+// read requests that the GPU's copy engines need to stage the proxy's own transfers.
+MORI_SHMEM_DEVICE void mori_shmem_internal_backoff() {
+#if defined(MORI_SHMEM_HIP)
+  __builtin_amdgcn_s_sleep(2);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  __nanosleep(256);
+#endif
+}
+
 // Reserves n WQE slots, waiting (never overwriting) while the queue is full.
 MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_reserve(unsigned long long ep, int pe, unsigned int n) {
   const unsigned long long idx = atomicAdd((unsigned long long*) mori_shmem_ep_u64(ep, MORI_SHMEM_EP_SQ_POST_IDX), (unsigned long long) n);
@@ -117,6 +128,7 @@ MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_reserve(unsigned long l
   const unsigned long long start = mori_shmem_internal_now_ns();
   unsigned int spins = 0;
   while (idx + n - *mori_shmem_ep_u64(ep, MORI_SHMEM_EP_SQ_RETIRED) > depth) {
+    mori_shmem_internal_backoff();
     if ((++spins & 255u) == 0) {
       mori_shmem_internal_check_endpoint(ep, pe);
       mori_shmem_internal_endpoint_timeout(ep, pe, "waiting for a free send-queue slot", start, idx, depth);
@@ -148,6 +160,7 @@ MORI_SHMEM_DEVICE void mori_shmem_internal_publish(unsigned long long ep, int pe
   const unsigned long long start = mori_shmem_internal_now_ns();
   unsigned int spins = 0;
   while (*mori_shmem_ep_u64(ep, MORI_SHMEM_EP_SQ_DBR) != idx) {
+    mori_shmem_internal_backoff();
     if ((++spins & 255u) == 0) mori_shmem_internal_endpoint_timeout(ep, pe, "waiting for earlier WQEs to be published", start, idx, 0);
   }
   __threadfence_system();
@@ -186,6 +199,7 @@ MORI_SHMEM_DEVICE void mori_shmem_internal_wait_retired(unsigned long long ep, i
   const unsigned long long start = mori_shmem_internal_now_ns();
   unsigned int spins = 0;
   while (*mori_shmem_ep_u64(ep, MORI_SHMEM_EP_SQ_RETIRED) <= idx) {
+    mori_shmem_internal_backoff();
     if ((++spins & 255u) == 0) {
       mori_shmem_internal_check_endpoint(ep, pe);
       mori_shmem_internal_endpoint_timeout(ep, pe, "waiting for a work request to complete", start, idx, 0);
