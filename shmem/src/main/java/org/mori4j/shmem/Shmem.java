@@ -10,7 +10,6 @@ import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.mori4j.natives.gpu.DeviceBuffer;
@@ -19,7 +18,6 @@ import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.gpu.GpuRuntimes;
 import org.mori4j.natives.gpu.GpuStream;
 import org.mori4j.natives.gpu.IpcMapping;
-import org.mori4j.natives.gpu.PointerInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,8 +61,8 @@ public final class Shmem implements AutoCloseable {
   private final RemotePeers remote;
   /** Replaced when the registered-buffer table changes; modules initialised afterwards see the new one. */
   private volatile GpuStates states;
-  /** Registered buffers by local address. */
-  private final TreeMap<Long, Registration> registrations = new TreeMap<>();
+  /** Buffers registered beside the heap (bufferRegister). */
+  private final RegisteredBuffers buffers;
   private long history = 17;
   private long streamBarriers;
   private GpuModule barrierModule;
@@ -119,6 +117,7 @@ public final class Shmem implements AutoCloseable {
       // collective on every PE; null when every pair has a direct path
       this.remote = RemotePeers.open(bootstrap, config, device, paths, memory.address(), config.heapSize());
       remoteForCleanup = remote;
+      this.buffers = new RegisteredBuffers(gpu, device, paths, remote, this::checkAlike);
       long flags = config.disableP2p() ? GpuStates.FLAG_P2P_DISABLED : 0;
       this.states = new GpuStates(rank, n, (int) flags, config.heapSize(), memory.address(), 0, config.deviceWaitTimeout().toNanos(), mapped,
           remote == null ? GpuStates.Remote.NONE : remote.tables());
@@ -346,69 +345,14 @@ public final class Shmem implements AutoCloseable {
    */
   public synchronized int bufferRegister(long ptr, long size) {
     checkLive();
-    String problem = null;
-    byte[] handle = new byte[0];
-    long base = 0;
-    GpuStates.RegisteredBuffer proxyBuffer = null;
-    try {
-      PointerInfo info = gpu.requireDeviceMemory(ptr, size, device);
-      if (ptr < heapMemory.address() + heap.size() && ptr + size > heapMemory.address()) problem = "it overlaps the symmetric heap, which is symmetric already";
-      Map.Entry<Long, Registration> before = registrations.floorEntry(ptr + size - 1);
-      if (before != null && before.getKey() + before.getValue().size > ptr) problem = "it overlaps the registered buffer at 0x" + Long.toHexString(before.getKey());
-      base = info.rangeStart();
-      if (problem == null) handle = gpu.ipcHandle(base);
-      if (problem == null && remote != null && states.remote().registered().size() >= GpuStates.MAX_REGISTERED)
-        problem = "the device's table of registered buffers is full (" + GpuStates.MAX_REGISTERED + ")";
-      if (problem == null && remote != null) proxyBuffer = remote.register(ptr, size, device);
-    } catch (RuntimeException e) {
-      problem = e.getMessage();
-    }
-    CollectiveCall mine = new CollectiveCall("bufferRegister", new long[] {size}, history, problem == null ? null
-        : "bufferRegister(0x" + Long.toHexString(ptr) + ", " + size + ") on PE " + myPe() + ": " + problem, handle);
-    java.nio.ByteBuffer extra = java.nio.ByteBuffer.allocate(16 + handle.length).putLong(ptr).putLong(ptr - base).put(handle);
-    CollectiveCall[] all;
-    try {
-      all = checkAlike(mine.withExtra(extra.array()));
-    } catch (RuntimeException e) {
-      if (proxyBuffer != null) remote.deregister(ptr);
-      throw e;
-    }
-    int n = nPes();
-    long[] addresses = new long[n], offsets = new long[n];
-    byte[][] handles = new byte[n][];
-    for (int p = 0; p < n; p++) {
-      java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(all[p].extra());
-      addresses[p] = b.getLong();
-      offsets[p] = b.getLong();
-      handles[p] = new byte[b.remaining()];
-      b.get(handles[p]);
-    }
-    List<IpcMapping> owned = new ArrayList<>();
-    long[] mapped = paths.map(addresses, offsets, handles, owned);
-    registrations.put(ptr, new Registration(ptr, size, mapped, owned));
-    if (proxyBuffer != null) {
-      List<GpuStates.RegisteredBuffer> table = new ArrayList<>(states.remote().registered());
-      table.add(proxyBuffer);
-      states = states.withRemote(states.remote().withRegistered(table));
-    }
+    states = buffers.register(ptr, size, heapMemory.address(), heap.size(), myPe(), nPes(), history, states);
     return 0;
   }
 
   /** Undoes {@link #bufferRegister} (same pointer and size); collective. Closes the peers' mappings of it here. */
   public synchronized int bufferDeregister(long ptr, long size) {
     checkLive();
-    Registration r = registrations.get(ptr);
-    String problem = r == null ? "bufferDeregister(0x" + Long.toHexString(ptr) + "): not a registered buffer of PE " + myPe()
-        : r.size != size ? "bufferDeregister(0x" + Long.toHexString(ptr) + ", " + size + "): it was registered with " + r.size + " bytes" : null;
-    CollectiveCall mine = new CollectiveCall("bufferDeregister", new long[] {size}, history);
-    checkAlike(problem == null ? mine : mine.withProblem(problem));
-    registrations.remove(ptr).close();
-    if (remote != null) {
-      remote.deregister(ptr);
-      List<GpuStates.RegisteredBuffer> table = new ArrayList<>(states.remote().registered());
-      table.removeIf(b -> b.base() == ptr);
-      states = states.withRemote(states.remote().withRegistered(table));
-    }
+    states = buffers.deregister(ptr, size, myPe(), history, states);
     return 0;
   }
 
@@ -424,10 +368,7 @@ public final class Shmem implements AutoCloseable {
     long offset = ptr - heapMemory.address();
     if (offset >= 0 && offset < heap.size()) return peerHeapBase[destPe] == 0 ? 0 : peerHeapBase[destPe] + offset;
     synchronized (this) {
-      Map.Entry<Long, Registration> e = registrations.floorEntry(ptr);
-      if (e == null || ptr >= e.getKey() + e.getValue().size) return 0;
-      long base = e.getValue().peers[destPe];
-      return base == 0 ? 0 : base + (ptr - e.getKey());
+      return buffers.translate(ptr, destPe);
     }
   }
 
@@ -507,8 +448,7 @@ public final class Shmem implements AutoCloseable {
       if (barrierModule != null) barrierModule.close();
       // the endpoints go before the heap: their regions name it
       if (remote != null) remote.close();
-      for (Registration r : registrations.values()) r.close();
-      registrations.clear();
+      buffers.closeAll();
       for (IpcMapping m : heapMappings) m.close();
       heapMappings.clear();
       heapMemory.close();
@@ -532,12 +472,5 @@ public final class Shmem implements AutoCloseable {
 
   private void checkLive() {
     if (finalized) throw new IllegalStateException("shmem PE " + myPe() + " is finalized");
-  }
-
-  /** A buffer registered with {@link #bufferRegister}: where each PE's copy is mapped here, and the mappings it owns. */
-  private record Registration(long address, long size, long[] peers, List<IpcMapping> mappings) {
-    void close() {
-      for (IpcMapping m : mappings) m.close();
-    }
   }
 }
