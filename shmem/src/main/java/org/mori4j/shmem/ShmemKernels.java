@@ -6,7 +6,9 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.mori4j.io.gpuinit.GpuQueueLayout;
 import org.mori4j.natives.gpu.GpuModule;
 import org.mori4j.natives.gpu.GpuRuntime;
 
@@ -28,6 +30,7 @@ public final class ShmemKernels {
   public static final String STREAM_BARRIER_KERNEL = "mori_shmem_internal_stream_barrier";
 
   private static final Pattern INCLUDE = Pattern.compile("(?m)^\\s*#\\s*include\\s*[\"<]mori_shmem\\.cuh[\">].*$");
+  private static final Pattern QUEUE_LAYOUT = Pattern.compile("(?m)^// @MORI_SHMEM_QUEUE_LAYOUT@.*$");
   private static final Pattern PROXY_INCLUDE = Pattern.compile("(?m)^\\s*#\\s*include\\s*\"mori_shmem_proxy\\.cuh\".*$");
   private static final ConcurrentHashMap<String, byte[]> IMAGES = new ConcurrentHashMap<>();
   private static volatile String library;
@@ -38,11 +41,42 @@ public final class ShmemKernels {
   public static String deviceLibrary() {
     String text = library;
     if (text == null) {
-      String proxy = resource(PROXY_LIBRARY_RESOURCE);
-      text = PROXY_INCLUDE.matcher(resource(DEVICE_LIBRARY_RESOURCE)).replaceFirst(java.util.regex.Matcher.quoteReplacement(proxy));
+      String proxy = QUEUE_LAYOUT.matcher(resource(PROXY_LIBRARY_RESOURCE)).replaceFirst(Matcher.quoteReplacement(queueLayoutDefines()));
+      text = PROXY_INCLUDE.matcher(resource(DEVICE_LIBRARY_RESOURCE)).replaceFirst(Matcher.quoteReplacement(proxy));
       library = text;
     }
     return text;
+  }
+
+  /**
+   * The endpoint layout the proxy part of the library posts by, written from {@link GpuQueueLayout} (the layout's
+   * one definition, which {@code mori_rdma.cuh} is checked against) in place of the marker line.
+   */
+  static String queueLayoutDefines() {
+    return String.join("\n",
+        "// MoriRdmaEndpoint control block offsets (GpuQueueLayout on the Java side).",
+        "#define MORI_SHMEM_EP_QPN " + GpuQueueLayout.CTRL_QPN,
+        "#define MORI_SHMEM_EP_SQ_DEPTH " + GpuQueueLayout.CTRL_SQ_DEPTH,
+        "#define MORI_SHMEM_EP_INTERNAL_LKEY " + GpuQueueLayout.CTRL_INTERNAL_LKEY,
+        "#define MORI_SHMEM_EP_SQ_RING " + GpuQueueLayout.CTRL_SQ_RING,
+        "#define MORI_SHMEM_EP_ATOMIC_RESULTS " + GpuQueueLayout.CTRL_ATOMIC_RESULTS,
+        "#define MORI_SHMEM_EP_SQ_POST_IDX " + GpuQueueLayout.CTRL_SQ_POST_IDX,
+        "#define MORI_SHMEM_EP_WAIT_TIMEOUT " + GpuQueueLayout.CTRL_WAIT_TIMEOUT_NS,
+        "#define MORI_SHMEM_EP_SQ_DBR " + GpuQueueLayout.CTRL_SQ_DBR_RECORD,
+        "#define MORI_SHMEM_EP_SQ_DOORBELL " + GpuQueueLayout.CTRL_SQ_DOORBELL,
+        "#define MORI_SHMEM_EP_SQ_RETIRED " + GpuQueueLayout.CTRL_SQ_RETIRED,
+        "#define MORI_SHMEM_EP_ERROR_COUNT " + GpuQueueLayout.CTRL_ERROR_COUNT,
+        "#define MORI_SHMEM_EP_FIRST_ERROR_STATUS " + GpuQueueLayout.CTRL_FIRST_ERROR_STATUS,
+        "#define MORI_SHMEM_EP_FIRST_ERROR_WRID " + GpuQueueLayout.CTRL_FIRST_ERROR_WR_ID,
+        "#define MORI_SHMEM_EP_STATE " + GpuQueueLayout.CTRL_STATE,
+        "// WQE: " + GpuQueueLayout.WQE_BYTES + " bytes",
+        "#define MORI_SHMEM_WQE_BYTES " + GpuQueueLayout.WQE_BYTES,
+        "// ibv_wr_opcode, ibv_send_flags",
+        "#define MORI_SHMEM_OP_WRITE " + GpuQueueLayout.OP_RDMA_WRITE,
+        "#define MORI_SHMEM_OP_READ " + GpuQueueLayout.OP_RDMA_READ,
+        "#define MORI_SHMEM_OP_CAS " + GpuQueueLayout.OP_ATOMIC_CMP_AND_SWP,
+        "#define MORI_SHMEM_OP_FETCH_ADD " + GpuQueueLayout.OP_ATOMIC_FETCH_AND_ADD,
+        "#define MORI_SHMEM_WR_FENCE " + GpuQueueLayout.FLAG_FENCE);
   }
 
   private static String resource(String name) {

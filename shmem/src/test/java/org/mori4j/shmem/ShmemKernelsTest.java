@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.mori4j.io.gpuinit.GpuQueueLayout;
 import org.mori4j.natives.NativeException;
 import org.mori4j.natives.cuda.Nvrtc;
 
@@ -26,6 +27,23 @@ class ShmemKernelsTest {
     assertFalse(unit.substring(unit.indexOf("#line 1 \"k.cu\"")).contains("#include"), unit);
     assertTrue(unit.contains("__device__ MoriShmemGpuStates globalGpuStates;"));
     assertTrue(unit.indexOf("mori_shmem_putmem_nbi_signal_block") < unit.indexOf("#line 1 \"k.cu\""), "the library comes first");
+  }
+
+  @Test
+  void theProxyPartPostsByTheOffsetsOfGpuQueueLayout() {
+    String lib = ShmemKernels.deviceLibrary();
+    assertFalse(lib.contains("@MORI_SHMEM_QUEUE_LAYOUT@"), "the layout marker was replaced");
+    assertTrue(lib.contains("\n#define MORI_SHMEM_EP_SQ_RETIRED " + GpuQueueLayout.CTRL_SQ_RETIRED + "\n"), "sqRetired");
+    assertTrue(lib.contains("\n#define MORI_SHMEM_EP_SQ_DBR " + GpuQueueLayout.CTRL_SQ_DBR_RECORD + "\n"), "sqDbrRecord");
+    assertTrue(lib.contains("\n#define MORI_SHMEM_OP_FETCH_ADD " + GpuQueueLayout.OP_ATOMIC_FETCH_AND_ADD + "\n"), "FETCH_ADD");
+    // every layout name the proxy part uses is defined exactly once, by the generated block
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\bMORI_SHMEM_(EP_[A-Z_]+|WQE_BYTES|OP_[A-Z_]+|WR_FENCE)\\b").matcher(lib);
+    java.util.Set<String> used = new java.util.TreeSet<>();
+    while (m.find()) used.add(m.group());
+    for (String name : used) {
+      int defs = lib.split("\n#define " + name + " ", -1).length - 1;
+      assertEquals(1, defs, name + " defined " + defs + " times");
+    }
   }
 
   @Test

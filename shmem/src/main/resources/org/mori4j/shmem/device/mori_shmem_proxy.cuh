@@ -6,7 +6,10 @@
 // control block, send queue and atomic result cells of engine-actors' GPU-initiated transfers (package
 // org.mori4j.io.gpuinit, layout in engine-actors/README.md "GPU-initiated transfers", the same bytes that
 // mori_rdma.cuh's MoriRdmaEndpoint and MoriRdmaWqe describe). This file posts by those byte offsets so that it
-// does not depend on the C names of that header. Today the "NIC" that executes the work requests is a host
+// does not depend on the C names of that header; ShmemKernels writes the offsets and codes it uses (the
+// MORI_SHMEM_EP_*, MORI_SHMEM_WQE_BYTES, MORI_SHMEM_OP_* and MORI_SHMEM_WR_FENCE #defines) from the Java
+// GpuQueueLayout, the one place the layout is written down, so the two cannot drift apart.
+// Today the "NIC" that executes the work requests is a host
 // proxy (emulation: IoEngine writes and reads); a real NIC would take the same queue protocol.
 //
 // What each call becomes:
@@ -26,29 +29,7 @@
 #ifndef MORI_SHMEM_PROXY_CUH
 #define MORI_SHMEM_PROXY_CUH
 
-// MoriRdmaEndpoint control block offsets (GpuQueueLayout on the Java side).
-#define MORI_SHMEM_EP_QPN 8
-#define MORI_SHMEM_EP_SQ_DEPTH 12
-#define MORI_SHMEM_EP_INTERNAL_LKEY 24
-#define MORI_SHMEM_EP_SQ_RING 32
-#define MORI_SHMEM_EP_ATOMIC_RESULTS 56
-#define MORI_SHMEM_EP_SQ_POST_IDX 64
-#define MORI_SHMEM_EP_WAIT_TIMEOUT 72
-#define MORI_SHMEM_EP_SQ_DBR 128
-#define MORI_SHMEM_EP_SQ_DOORBELL 192
-#define MORI_SHMEM_EP_SQ_RETIRED 320
-#define MORI_SHMEM_EP_ERROR_COUNT 448
-#define MORI_SHMEM_EP_FIRST_ERROR_STATUS 452
-#define MORI_SHMEM_EP_FIRST_ERROR_WRID 456
-#define MORI_SHMEM_EP_STATE 464
-// WQE: 64 bytes
-#define MORI_SHMEM_WQE_BYTES 64
-// ibv_wr_opcode, ibv_send_flags
-#define MORI_SHMEM_OP_WRITE 0
-#define MORI_SHMEM_OP_READ 4
-#define MORI_SHMEM_OP_CAS 5
-#define MORI_SHMEM_OP_FETCH_ADD 6
-#define MORI_SHMEM_WR_FENCE 1
+// @MORI_SHMEM_QUEUE_LAYOUT@ (ShmemKernels writes the endpoint layout #defines here from GpuQueueLayout)
 // The largest length one WQE carries (u32 field); longer puts and gets are split.
 #define MORI_SHMEM_PROXY_MAX_WQE_BYTES (1ull << 30)
 
