@@ -3,7 +3,6 @@ package org.mori4j.io;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.typesafe.config.ConfigFactory;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
@@ -19,7 +18,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.mori4j.natives.gpu.DeviceBuffer;
 import org.mori4j.natives.gpu.GpuRuntime;
-import org.mori4j.natives.gpu.GpuRuntimes;
 import org.mori4j.transport.xgmi.HostBackedGpuRuntime;
 
 /**
@@ -40,17 +38,12 @@ class XgmiTransferOnTestDeviceTest extends XgmiTransferTests {
   static void useTheTestDevice() {
     dir = HostBackedGpuRuntime.newDirectory();
     device = new HostBackedGpuRuntime(2, 20, true, dir);
-    GpuRuntimes.register(MODE, device);
-    System.setProperty("mori4j.gpu.runtime", MODE);
-    ConfigFactory.invalidateCaches();
+    TestGpuDevice.select(MODE, device);
   }
 
   @AfterAll
   static void forgetTheTestDevice() {
-    System.clearProperty("mori4j.gpu.runtime");
-    ConfigFactory.invalidateCaches();
-    GpuRuntimes.register(MODE, null);
-    device.shutdown();
+    TestGpuDevice.forget(MODE, device);
   }
 
   /**

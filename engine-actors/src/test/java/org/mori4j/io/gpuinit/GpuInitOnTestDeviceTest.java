@@ -3,7 +3,6 @@ package org.mori4j.io.gpuinit;
 import static org.junit.jupiter.api.Assertions.*;
 import static org.mori4j.io.gpuinit.GpuQueueLayout.*;
 
-import com.typesafe.config.ConfigFactory;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -15,11 +14,11 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.mori4j.io.MemoryLocationType;
+import org.mori4j.io.TestGpuDevice;
 import org.mori4j.io.gpuinit.HostDevice.Cqe;
 import org.mori4j.io.gpuinit.HostDevice.Wr;
 import org.mori4j.natives.cuda.Nvrtc;
 import org.mori4j.natives.gpu.DeviceBuffer;
-import org.mori4j.natives.gpu.GpuRuntimes;
 import org.mori4j.transport.xgmi.HostBackedGpuRuntime;
 
 /**
@@ -47,17 +46,12 @@ class GpuInitOnTestDeviceTest {
       long v = cas ? (long) HostDevice.LONG.compareAndExchange(t, 0L, cmp, swap) : (long) HostDevice.LONG.getAndAdd(t, 0L, cmp);
       MemorySegment.ofAddress(old).reinterpret(8).set(ValueLayout.JAVA_LONG, 0, v);
     });
-    GpuRuntimes.register(MODE, device);
-    System.setProperty("mori4j.gpu.runtime", MODE);
-    ConfigFactory.invalidateCaches();
+    TestGpuDevice.select(MODE, device);
   }
 
   @AfterAll
   static void forgetTheTestDevice() {
-    System.clearProperty("mori4j.gpu.runtime");
-    ConfigFactory.invalidateCaches();
-    GpuRuntimes.register(MODE, null);
-    device.shutdown();
+    TestGpuDevice.forget(MODE, device);
   }
 
   private static long le(byte[] b) {
