@@ -5,15 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.lang.foreign.MemorySegment;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.function.IntFunction;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -33,8 +26,7 @@ import org.mori4j.shmem.ShmemConfig;
 @Tag("gpu")
 class ShmemCollectivesProxyGpuTest {
   private static final int PES = 2;
-  private static ExecutorService pool;
-  private static final List<ShmemCollectivesGpuTest.Pe> pes = new ArrayList<>();
+  private static CollectivePes pes;
 
   @BeforeAll
   static void startPes() throws Exception {
@@ -44,32 +36,22 @@ class ShmemCollectivesProxyGpuTest {
     ShmemConfig config = ShmemConfig.load().withGpuRuntime("cuda").withHeapSize(256L << 20).withTimeout(Duration.ofSeconds(60))
         .withDeviceWaitTimeout(Duration.ofSeconds(30)).withDisableP2p(true);
     byte[] id = Shmem.getUniqueId(config);
-    pool = Executors.newFixedThreadPool(PES);
-    pes.addAll(onAll(rank -> {
+    pes = new CollectivePes(PES, rank -> {
       Shmem shmem = Shmem.initWithUniqueId(rank, PES, id, config.withDevice(devices >= PES ? rank : 0));
       ShmemCollectives coll = ShmemCollectives.create(shmem, new ShmemCollectives.Settings(16L << 20, 16L << 20, 0));
       long buffer = shmem.malloc((16L << 20) + 4096);
-      return new ShmemCollectivesGpuTest.Pe(shmem, coll, shmem.gpu().createStream(shmem.device()), buffer);
-    }));
+      return new CollectivePes.Pe(shmem, coll, shmem.gpu().createStream(shmem.device()), buffer);
+    });
   }
 
   @AfterAll
   static void stopPes() throws Exception {
-    if (pes.isEmpty()) return;
-    onAll(rank -> {
-      ShmemCollectivesGpuTest.Pe pe = pes.get(rank);
-      pe.stream().synchronize();
-      pe.coll().close();
-      pe.stream().close();
-      pe.shmem().close();
-      return null;
-    });
-    pool.shutdownNow();
+    if (pes != null) pes.close();
   }
 
   @Test
   void kernelBOverEndpointsMatchesTheCpuReference() throws Exception {
-    ShmemCollectivesGpuTest.Pe pe0 = pes.get(0);
+    CollectivePes.Pe pe0 = pes.get(0);
     assertFalse(pe0.shmem().hasDirectPath(1));
     assertEquals(AllReduceAlgorithm.PUT_SIGNAL, pe0.coll().allReduceAlgorithmFor(64L << 20));
     long[] sizes = {1, 7, 17, 4095, 65537, 64 * 7168, (1 << 20) + 3};
@@ -81,7 +63,7 @@ class ShmemCollectivesProxyGpuTest {
 
   @Test
   void whatNeedsMappingsIsRefused() {
-    ShmemCollectivesGpuTest.Pe pe0 = pes.get(0);
+    CollectivePes.Pe pe0 = pes.get(0);
     IllegalArgumentException a = assertThrows(IllegalArgumentException.class, () -> pe0.coll().allReduce(pe0.buffer(), 16, ShmemDataType.FLOAT32,
         ShmemReduceOp.SUM, pe0.stream(), AllReduceAlgorithm.P2P_READ));
     assertTrue(a.getMessage().contains("P2P_READ") && a.getMessage().contains("no direct path"), a.getMessage());
@@ -91,36 +73,6 @@ class ShmemCollectivesProxyGpuTest {
   }
 
   private static void check(AllReduceAlgorithm algorithm, ShmemDataType type, long count, int repeat) throws Exception {
-    long bytes = count * type.bytes();
-    List<byte[]> inputs = new ArrayList<>();
-    for (int p = 0; p < PES; p++) inputs.add(ShmemCollectivesGpuTest.finiteValues(type, count, 7000L * p + count + type.ordinal()));
-    List<byte[]> out = onAll(rank -> {
-      ShmemCollectivesGpuTest.Pe pe = pes.get(rank);
-      ShmemCollectivesGpuTest.upload(pe, inputs.get(rank), 0);
-      for (int i = 0; i < repeat; i++) pe.coll().allReduce(pe.buffer(), count, type, ShmemReduceOp.SUM, pe.stream(), algorithm);
-      return ShmemCollectivesGpuTest.download(pe, bytes, 0);
-    });
-    List<MemorySegment> expected = new ArrayList<>();
-    for (byte[] in : inputs) expected.add(MemorySegment.ofArray(in.clone()));
-    MemorySegment result = MemorySegment.ofArray(new byte[(int) bytes]);
-    for (int i = 0; i < repeat; i++) {
-      AllReduceReference.sum(type, expected, result, count);
-      for (MemorySegment e : expected) e.copyFrom(result);
-    }
-    byte[] want = result.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
-    for (int p = 0; p < PES; p++)
-      ShmemCollectivesGpuTest.assertBytes(want, out.get(p), "over endpoints " + algorithm + " " + type + " x " + count + (repeat > 1 ? " x" + repeat : "")
-          + ", PE " + p);
-  }
-
-  private static <T> List<T> onAll(IntFunction<T> body) throws Exception {
-    List<Future<T>> futures = new ArrayList<>();
-    for (int r = 0; r < PES; r++) {
-      int rank = r;
-      futures.add(pool.submit(() -> body.apply(rank)));
-    }
-    List<T> out = new ArrayList<>();
-    for (Future<T> f : futures) out.add(f.get(300, TimeUnit.SECONDS));
-    return out;
+    pes.checkAllReduce(algorithm, type, count, 0, repeat, 7000L, "over endpoints ");
   }
 }
