@@ -80,6 +80,11 @@ public final class BenchCommand implements Callable<Integer> {
       + "(same target) and print the GPU rows as a share of them.")
   boolean compareCpu;
 
+  @Option(names = "--compare-cpu-rounds", paramLabel = "N", description = "With --compare-cpu: measure the GPU and CPU rows of every point "
+      + "in turns, N rounds, and print each point's GPU/CPU bandwidth ratio as the median over the rounds with its range "
+      + "(default: 0, one whole sweep after the other).")
+  int compareCpuRounds;
+
   @Option(names = "--peer", paramLabel = "HOST:PORT", description = "Use a running 'mori4j serve' instead of starting one.")
   String peer;
 
@@ -124,7 +129,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   /** What one engine pass measured: the main rows, the CPU rows of --compare-cpu, and both ends' memory. */
   private record EngineRun(List<ResultRow> rows, List<ResultRow> cpuRows, String localWhere, String remoteWhere, int remoteGpu,
-                           List<String> paths, String registration) {}
+                           List<String> paths, String registration, List<String> ratioLines) {}
 
   /** Accepts exactly "read" or "write" (any case) and says which flag and value were wrong otherwise. */
   static final class OpConverter implements ITypeConverter<EngineBenchmark.Op> {
@@ -165,6 +170,8 @@ public final class BenchCommand implements Callable<Integer> {
     if (targetGpuDevice != null && targetGpuDevice < 0) throw usage("--target-gpu-device must not be negative: " + targetGpuDevice);
     if (compareCpu && localMem.equals("cpu") && (peer != null || targetMem.equals("cpu")))
       throw usage("--compare-cpu compares GPU memory with CPU memory: it needs --mem-type gpu or --target-mem-type gpu");
+    if (compareCpuRounds < 0 || compareCpuRounds > 1000) throw usage("--compare-cpu-rounds must be in 0..1000: " + compareCpuRounds);
+    if (compareCpuRounds > 0 && !compareCpu) throw usage("--compare-cpu-rounds needs --compare-cpu");
     if (pingpongIters < 1) throw usage("--pingpong-iters must be at least 1: " + pingpongIters);
     if (iperfSeconds < 1 || iperfSeconds > 60) throw usage("--iperf-seconds must be in 1..60: " + iperfSeconds);
     if (peerNio != null && peer == null) throw usage("--peer-nio needs --peer");
@@ -281,6 +288,7 @@ public final class BenchCommand implements Callable<Integer> {
         }
         out.print(ResultTable.renderBaselines("Baselines (same run)", base));
       }
+      cmp.addAll(run.ratioLines());
       if (gpuRun) {
         cmp.addAll(Comparison.gpuLines(rows, compareCpu ? run.cpuRows() : null, base,
             gpu != null ? GpuCopyBaseline.h2dSeries(gpu) : null, gpu != null ? GpuCopyBaseline.d2hSeries(gpu) : null));
@@ -347,14 +355,30 @@ public final class BenchCommand implements Callable<Integer> {
       MemoryDesc remoteCpu = compareCpu
           ? lookup(engine, remoteEngine, ServeCommand.CPU_BUFFER_NAME, " (start serve with --cpu-buffer for --compare-cpu)") : null;
       int passes = compareCpu ? 2 : 1;
-      ProgressBar progress = ProgressBar.forConsole(passes * plan.points().size());
+      ProgressBar progress = ProgressBar.forConsole(passes * plan.points().size() * Math.max(1, compareCpuRounds));
       try {
         List<String> paths = new ArrayList<>();
-        List<ResultRow> rows = pass(plan, engine, buffers, localGpu ? gpu : null, remote, target, progress, "", paths);
-        List<ResultRow> cpuRows = compareCpu ? pass(plan, engine, buffers, null, remoteCpu, target, progress, "cpu ", paths) : List.of();
+        List<ResultRow> rows, cpuRows;
+        List<String> ratios = List.of();
+        if (compareCpuRounds > 0) {
+          Runnable alive = () -> {
+            if (target != null && !target.alive()) throw new IllegalStateException("target process died" + target.stderrTail());
+          };
+          EngineBenchmark g = bench(plan, engine, buffers, localGpu ? gpu : null, remote, true);
+          EngineBenchmark c = bench(plan, engine, buffers, null, remoteCpu, false);
+          CpuGpuRounds.Result r = CpuGpuRounds.run(plan.points(), g, c, compareCpuRounds, sweep, progress, alive);
+          rows = r.gpuRows();
+          cpuRows = r.cpuRows();
+          ratios = r.ratioLines();
+          paths.add("path of every row: " + g.pathLine());
+          paths.add("path of every cpu row: " + c.pathLine());
+        } else {
+          rows = pass(plan, engine, buffers, localGpu ? gpu : null, remote, target, progress, "", paths);
+          cpuRows = compareCpu ? pass(plan, engine, buffers, null, remoteCpu, target, progress, "cpu ", paths) : List.of();
+        }
         boolean remoteOnGpu = remote.location() == MemoryLocationType.GPU;
         return new EngineRun(rows, cpuRows, localGpu ? "GPU" + gpuDevice : "cpu", remoteOnGpu ? "GPU" + remote.deviceId() : "cpu",
-            remoteOnGpu ? remote.deviceId() : -1, paths, "registration (this engine): " + engine.registrationStats());
+            remoteOnGpu ? remote.deviceId() : -1, paths, "registration (this engine): " + engine.registrationStats(), ratios);
       } finally {
         progress.finish();
       }
@@ -366,16 +390,22 @@ public final class BenchCommand implements Callable<Integer> {
         new IllegalStateException("target " + remoteEngine.key() + " publishes no '" + name + "'" + hint));
   }
 
-  /** One sweep against {@code remote}, from a local buffer on {@code gpu}'s {@link #gpuDevice} (host memory when null). */
-  private List<ResultRow> pass(SweepPlan plan, IoEngine engine, BenchBuffers buffers, GpuRuntime gpu, MemoryDesc remote, TargetProcess target,
-                               ProgressBar progress, String label, List<String> paths) {
+  /** The benchmark from a new local buffer on {@code gpu}'s {@link #gpuDevice} (host memory when null) to {@code remote}. */
+  private EngineBenchmark bench(SweepPlan plan, IoEngine engine, BenchBuffers buffers, GpuRuntime gpu, MemoryDesc remote, boolean main) {
     long localBytes = Math.min(plan.bufferBytes(), remote.size());
     BenchMemory local = buffers.add(gpu != null ? BenchMemory.gpu(engine, gpu, gpuDevice, localBytes) : BenchMemory.host(engine, localBytes));
     // same memory type as the local buffer, so a gpu<->gpu run reads its samples back over the same path
     BenchMemory scratch = buffers.add(gpu != null ? BenchMemory.gpu(engine, gpu, gpuDevice, 2 * EngineBenchmark.SAMPLE_BYTES)
         : BenchMemory.host(engine, 2 * EngineBenchmark.SAMPLE_BYTES));
     EngineBenchmark bench = sweep.benchmark(engine, local, remote, scratch);
-    if (label.isEmpty()) capacity = bench.capacity();
+    if (main) capacity = bench.capacity();
+    return bench;
+  }
+
+  /** One sweep against {@code remote}, from a local buffer on {@code gpu}'s {@link #gpuDevice} (host memory when null). */
+  private List<ResultRow> pass(SweepPlan plan, IoEngine engine, BenchBuffers buffers, GpuRuntime gpu, MemoryDesc remote, TargetProcess target,
+                               ProgressBar progress, String label, List<String> paths) {
+    EngineBenchmark bench = bench(plan, engine, buffers, gpu, remote, label.isEmpty());
     List<ResultRow> rows = bench.sweep(plan.points(), sweep.iters, sweep.warmupIters, sweep.warmupNanos(), progress, label, () -> {
       if (target != null && !target.alive()) throw new IllegalStateException("target process died" + target.stderrTail());
     });

@@ -88,6 +88,11 @@ public final class EngineBenchmark {
    * JIT has compiled the transfer path before timing starts), measured iterations, integrity check.
    */
   public ResultRow run(SweepPlan.Point p, int iters, int warmup, long warmupNanos) {
+    return ResultRow.fromLatencies(p.msgSize(), p.batchSize(), latencies(p, iters, warmup, warmupNanos));
+  }
+
+  /** {@link #run}'s measurement, as the iterations' wall times in nanoseconds (a caller pools several runs into one row). */
+  public long[] latencies(SweepPlan.Point p, int iters, int warmup, long warmupNanos) {
     long msg = p.msgSize();
     int batch = p.batchSize();
     long[] offsets = SweepPlan.offsets(msg, batch, capacity(), reversedBlocks);
@@ -106,7 +111,7 @@ public final class EngineBenchmark {
       lat[i] = System.nanoTime() - t0;
     }
     verify(p, seed, slots, msg);
-    return ResultRow.fromLatencies(msg, batch, lat);
+    return lat;
   }
 
   /**

@@ -51,6 +51,10 @@ final class GpuStager {
   private int issueBlock;
   private long issueDone;
   private String failure;
+  /** This transfer's {@link GpuStageTrace} record, when the trace is on. */
+  private final long[] trace = GpuStageTrace.ON ? new long[GpuStageTrace.FIELDS] : null;
+  private final long[] issuedAt = GpuStageTrace.ON ? new long[SLOTS] : null;
+  private final boolean[] waited = GpuStageTrace.ON ? new boolean[SLOTS] : null;
 
   GpuStager(DeviceStaging staging, int chunk) {
     this.staging = staging;
@@ -84,6 +88,12 @@ final class GpuStager {
     issueBlock = 0;
     issueDone = 0;
     failure = null;
+    if (trace != null) {
+      java.util.Arrays.fill(trace, 0);
+      trace[GpuStageTrace.DIR] = out ? 1 : 0;
+      trace[GpuStageTrace.TOTAL] = tot;
+      trace[GpuStageTrace.T0] = System.nanoTime();
+    }
   }
 
   /**
@@ -128,7 +138,11 @@ final class GpuStager {
     if (busy[s]) {
       if (failure == null) {
         try {
-          if (!slots[s].done()) return null;
+          if (!slots[s].done()) {
+            if (trace != null) waited[s] = true;
+            return null;
+          }
+          if (trace != null) copySeen(s);
         } catch (RuntimeException e) {
           if (outbound) throw e;
           fail(e);
@@ -146,6 +160,11 @@ final class GpuStager {
   /** Records {@code n} bytes through the socket (at most what {@link #next()} offered). */
   void advance(long n) {
     moved += n;
+    if (trace != null && n > 0) {
+      long now = System.nanoTime();
+      if (trace[GpuStageTrace.T_FIRST] == 0) trace[GpuStageTrace.T_FIRST] = now;
+      if (moved == total) trace[GpuStageTrace.T_LAST] = now;
+    }
     boolean chunkEnd = moved == total || moved % piece == 0;
     if (!chunkEnd || n == 0) return;
     if (outbound) {
@@ -170,6 +189,7 @@ final class GpuStager {
   }
 
   private void copyChunk(int s, long len) {
+    long t = trace != null ? System.nanoTime() : 0;
     DeviceStaging.Slot slot = slots[s];
     int device = region.deviceId();
     long base = region.address();
@@ -191,6 +211,23 @@ final class GpuStager {
     }
     slot.mark();
     busy[s] = true;
+    if (trace != null) {
+      long now = System.nanoTime();
+      trace[GpuStageTrace.API] += now - t;
+      trace[GpuStageTrace.PIECES]++;
+      issuedAt[s] = now;
+      waited[s] = false;
+    }
+  }
+
+  /** Trace: slot {@code s}'s copies were just seen done. */
+  private void copySeen(int s) {
+    long lat = System.nanoTime() - issuedAt[s];
+    if (trace[GpuStageTrace.COPIES] == 0) trace[GpuStageTrace.FIRST_COPY] = lat;
+    trace[GpuStageTrace.COPIES]++;
+    trace[GpuStageTrace.COPY_SUM] += lat;
+    trace[GpuStageTrace.COPY_MAX] = Math.max(trace[GpuStageTrace.COPY_MAX], lat);
+    if (waited[s]) trace[GpuStageTrace.WAITS]++;
   }
 
   private void fail(RuntimeException e) {
@@ -204,7 +241,11 @@ final class GpuStager {
       if (!busy[i]) continue;
       if (failure == null) {
         try {
-          if (!slots[i].done()) return false;
+          if (!slots[i].done()) {
+            if (trace != null) waited[i] = true;
+            return false;
+          }
+          if (trace != null) copySeen(i);
         } catch (RuntimeException e) {
           fail(e);
         }
@@ -221,6 +262,10 @@ final class GpuStager {
 
   /** Ends the current transfer (the buffers stay open for the next one). */
   void finish() {
+    if (trace != null && region != null && total > 0) {
+      trace[GpuStageTrace.T_END] = System.nanoTime();
+      GpuStageTrace.record(trace);
+    }
     region = null;
     offsets = null;
     sizes = null;

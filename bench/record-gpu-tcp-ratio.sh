@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Issue 15 target 6: GPU memory over TCP against CPU<->CPU, 1-4 MiB, the two series interleaved in one run
+# (bench --compare-cpu --compare-cpu-rounds), for GPU<->GPU writes and reads and the two mixed-end writes (which end's
+# staging costs what). With MORI4J_TCP_GPU_STAGE_TRACE set, both JVMs also write their staging timelines.
+# Usage: OUT=dir [MORI4J_CMD=...] [ROUNDS=5] [ITERS=200] bench/record-gpu-tcp-ratio.sh
+set -uo pipefail
+out=${OUT:?set OUT to the output folder}
+cmd=${MORI4J_CMD:-bash .device/run.sh org.mori4j.bench.Mori4jCommand}
+rounds=${ROUNDS:-5}
+iters=${ITERS:-200}
+mkdir -p "$out"
+{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv; nproc; uptime; } > "$out/machine.txt" 2>&1
+rc=0
+run() { # name, bench flags...
+  local name=$1; shift
+  echo "== $name: bench $*" | tee -a "$out/commands.txt"
+  MORI4J_TCP_GPU_STAGE_TRACE=${TRACE:+$out/trace-$name} $cmd bench --compare-cpu --compare-cpu-rounds "$rounds" --all \
+    --sweep-start-size 1M --sweep-max-size 4M --transfer-batch-size 1 --iters "$iters" --warmup-iters 20 --warmup-ms 200 \
+    --no-baselines "$@" > "$out/$name.txt" 2> "$out/$name.err" || { echo "$name exit $?" >> "$out/commands.txt"; rc=1; }
+  grep -A4 "interleaved rounds" "$out/$name.txt" | tee -a "$out/ratios.txt"
+}
+run write-gpu-gpu --mem-type gpu --op-type write
+run read-gpu-gpu --mem-type gpu --op-type read
+run write-gpu-cpu --mem-type gpu --target-mem-type cpu --op-type write
+run write-cpu-gpu --mem-type cpu --target-mem-type gpu --op-type write
+exit $rc
