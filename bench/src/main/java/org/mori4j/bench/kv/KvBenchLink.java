@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * kv-bench's line protocol with its target process ({@link KvBenchTarget}): control answers ({@code READY},
  * {@code REGISTERED}, {@code SUM}, {@code FILLED}) in order, and the receiver's "layers landed" news
- * ({@code LANDED <request> <from> <to> <nanoTime>}) counted per request. Waiters block rather than spin: on a
+ * ({@code LANDED <request> <from> <to> <nanoTime> <lastWriteNanoTime>}) counted per request, and when the
+ * receiver's backend recorded a given write ({@code WROTE <uid>}, answered {@code WROTE <nanoTime>}). Waiters block rather than spin: on a
  * 2-core host a spinning waiter takes a core from the I/O threads it is timing.
  */
 final class KvBenchLink implements KvBenchReceiver {
@@ -27,8 +28,8 @@ final class KvBenchLink implements KvBenchReceiver {
         for (String l; (l = r.readLine()) != null; ) {
           if (l.startsWith("LANDED ")) {
             String[] f = l.split(" ");
-            landings.landed(f[1], Integer.parseInt(f[2]), Integer.parseInt(f[3]), Long.parseLong(f[4]));
-          } else if (l.startsWith("READY ") || l.equals("REGISTERED") || l.equals("FILLED") || l.startsWith("SUM ")) control.add(l);
+            landings.landed(f[1], Integer.parseInt(f[2]), Integer.parseInt(f[3]), Long.parseLong(f[4]), f.length > 5 ? Long.parseLong(f[5]) : 0);
+          } else if (l.startsWith("READY ") || l.equals("REGISTERED") || l.equals("FILLED") || l.startsWith("SUM ") || l.startsWith("WROTE ")) control.add(l);
           // anything else is the target's logging, when its logback configuration writes to stdout
         }
       } catch (java.io.IOException e) {
@@ -60,6 +61,17 @@ final class KvBenchLink implements KvBenchReceiver {
   @Override
   public long layerLandedAt(String request, int layer) {
     return landings.layerAt(request, layer);
+  }
+
+  @Override
+  public long layerWriteLandedAt(String request, int layer) {
+    return landings.wireAt(request, layer);
+  }
+
+  @Override
+  public long writeLandedAt(long uid) throws InterruptedException {
+    send("WROTE " + uid);
+    return Long.parseLong(next("WROTE", 60).split(" ")[1]);
   }
 
   @Override

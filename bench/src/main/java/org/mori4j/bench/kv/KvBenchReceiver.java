@@ -18,6 +18,16 @@ interface KvBenchReceiver extends AutoCloseable {
   /** When the receiver heard that {@code layer} of {@code request} landed (its nanoTime), or -1 if it has not. */
   long layerLandedAt(String request, int layer);
 
+  /**
+   * When the receiver's own backend recorded the last write before it heard {@code layer} of {@code request}
+   * landed (its nanoTime; for a layer sent alone on an idle link, that layer's write), or -1 where its backend is
+   * never told of writes (XGMI) or it has not heard.
+   */
+  long layerWriteLandedAt(String request, int layer);
+
+  /** When the receiver's backend recorded write {@code uid} of this side's engine (its nanoTime), or -1 if unknown. */
+  long writeLandedAt(long uid) throws InterruptedException;
+
   /** Drops what both sides know of {@code request}. */
   void forget(String request);
 
@@ -36,8 +46,15 @@ interface KvBenchReceiver extends AutoCloseable {
     private final Map<String, long[]> landed = new HashMap<>();
     /** Per request: each layer's landing nanoTime (0: not yet), for the stream's stage breakdown. */
     private final Map<String, long[]> byLayer = new HashMap<>();
+    /** Per request: when the receiver's backend recorded the last write before each layer was heard (0: unknown). */
+    private final Map<String, long[]> wireByLayer = new HashMap<>();
 
-    synchronized void landed(String request, int from, int to, long at) {
+    synchronized void landed(String request, int from, int to, long at, long wireAt) {
+      if (wireAt > 0) {
+        long[] w = wireByLayer.computeIfAbsent(request, k -> new long[to]);
+        if (w.length < to) wireByLayer.put(request, w = java.util.Arrays.copyOf(w, to));
+        for (int i = from; i < to; i++) w[i] = wireAt;
+      }
       long[] a = landed.computeIfAbsent(request, k -> new long[2]);
       a[0] += to - from;
       a[1] = Math.max(a[1], at);
@@ -49,6 +66,11 @@ interface KvBenchReceiver extends AutoCloseable {
 
     synchronized long layerAt(String request, int layer) {
       long[] l = byLayer.get(request);
+      return l == null || layer >= l.length || l[layer] == 0 ? -1 : l[layer];
+    }
+
+    synchronized long wireAt(String request, int layer) {
+      long[] l = wireByLayer.get(request);
       return l == null || layer >= l.length || l[layer] == 0 ? -1 : l[layer];
     }
 
@@ -66,6 +88,7 @@ interface KvBenchReceiver extends AutoCloseable {
     synchronized void forget(String request) {
       landed.remove(request);
       byLayer.remove(request);
+      wireByLayer.remove(request);
     }
   }
 
@@ -80,7 +103,7 @@ interface KvBenchReceiver extends AutoCloseable {
       this.cache = cache;
       this.memory = memory;
       this.subscription = cache.subscribe(e -> {
-        if (!e.failed()) landings.landed(e.requestId(), e.fromLayer(), e.toLayer(), System.nanoTime());
+        if (!e.failed()) landings.landed(e.requestId(), e.fromLayer(), e.toLayer(), System.nanoTime(), 0);
       });
     }
 
@@ -92,6 +115,16 @@ interface KvBenchReceiver extends AutoCloseable {
     @Override
     public long layerLandedAt(String request, int layer) {
       return landings.layerAt(request, layer);
+    }
+
+    @Override
+    public long layerWriteLandedAt(String request, int layer) {
+      return -1; // XGMI targets are never told of writes
+    }
+
+    @Override
+    public long writeLandedAt(long uid) {
+      return -1;
     }
 
     @Override

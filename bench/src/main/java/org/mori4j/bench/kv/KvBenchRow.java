@@ -26,7 +26,7 @@ record KvBenchRow(String model, int tokens, long bytes, int blocks, int transfer
    * the median of every layer's hop in an iteration).
    */
   record StreamDetail(double rawLayerP50Us, double rawLayerP99Us, String pacing, double backlogLayers, double drainUs, double submitUs,
-                      double lastDoneUs, double notifyHopUs, double notifyHopAllLayersUs) {}
+                      double lastDoneUs, double notifyHopUs, double notifyHopAllLayersUs, java.util.Map<String, Double> stagesP50Us) {}
 
   static KvBenchRow of(String model, int tokens, long bytes, int blocks, int transfers, int slots, String mode, String backend, KvBenchRuns.Paired p,
                        KvBenchRuns.Stats naive, int verified, double registrationUs) {
@@ -45,11 +45,21 @@ record KvBenchRow(String model, int tokens, long bytes, int blocks, int transfer
                            KvBenchRuns.Stats layer, KvBenchRuns.Stats contig, KvBenchRuns.Stats naive, int verified, double registrationUs) {
     StreamDetail d = new StreamDetail(s.rawLayer().p50Nanos() / 1e3, s.rawLayer().p99Nanos() / 1e3, s.pacing(), p50(s.backlogLayers()),
         p50(s.drainNanos()) / 1e3, p50(s.submitNanos()) / 1e3, p50(s.lastDoneNanos()) / 1e3, p50(s.notifyNanos()) / 1e3,
-        p50(s.notifyAllLayersNanos()) / 1e3);
+        p50(s.notifyAllLayersNanos()) / 1e3, stagesP50(s.stages()));
     // time and bandwidth of a streamed request: first layer's compute start to all layers landed (compute included)
     return new KvBenchRow(model, tokens, bytes, blocks, transfers, slots, "stream", backend, s.total().avgBwGBps(), s.total().p50Nanos() / 1e3,
         s.total().p99Nanos() / 1e3, contig.avgBwGBps(), naive == null ? Double.NaN : naive.avgBwGBps(), s.single64().avgBwGBps(),
         s.exposed().p50Nanos() / 1e3, s.exposed().p99Nanos() / 1e3, layer.p50Nanos() / 1e3, s.computeNanos() / 1e3, verified, registrationUs, Double.NaN, d);
+  }
+
+  /** Each stage's p50 in us over the iterations that have it (-1: unknown). */
+  private static java.util.Map<String, Double> stagesP50(java.util.Map<String, long[]> stages) {
+    java.util.Map<String, Double> out = new java.util.LinkedHashMap<>();
+    for (var e : stages.entrySet()) {
+      long[] known = java.util.Arrays.stream(e.getValue()).filter(v -> v >= 0).toArray();
+      out.put(e.getKey(), known.length == 0 ? Double.NaN : p50(known) / 1e3);
+    }
+    return out;
   }
 
   private static double p50(long[] v) {
@@ -74,6 +84,10 @@ record KvBenchRow(String model, int tokens, long bytes, int blocks, int transfer
               + " (every layer's hop, median %.0f us)",
           layerComputeUs, detail.pacing, exposedP50Us, exposedP99Us, detail.rawLayerP50Us, detail.rawLayerP99Us, over, over <= 50 ? "met" : "NOT met",
           layerP50Us, detail.backlogLayers, detail.drainUs, detail.submitUs, detail.lastDoneUs, detail.notifyHopUs, detail.notifyHopAllLayersUs);
+      StringBuilder st = new StringBuilder(String.format("%n    stages, p50 us from the call (stream: the last layer's sendLayers; engine: batchWrite of the same"
+          + " batch; alone: sendLayers of that layer only, fresh stream; wire: the receiver's backend recorded the write):"));
+      for (var e : detail.stagesP50Us.entrySet()) st.append(String.format(Locale.ROOT, " %s %.0f", e.getKey(), e.getValue()));
+      base += st;
     }
     return base;
   }
@@ -113,7 +127,14 @@ record KvBenchRow(String model, int tokens, long bytes, int blocks, int transfer
     return String.format(Locale.ROOT, ", \"rawLayerP50Us\": %s, \"rawLayerP99Us\": %s, \"pacing\": \"%s\", \"lastLayer\": {\"backlogLayers\": %s, "
             + "\"drainUs\": %s, \"submitUs\": %s, \"doneUs\": %s, \"notifyHopUs\": %s}, \"notifyHopAllLayersUs\": %s",
         num(d.rawLayerP50Us), num(d.rawLayerP99Us), d.pacing, num(d.backlogLayers), num(d.drainUs), num(d.submitUs), num(d.lastDoneUs),
-        num(d.notifyHopUs), num(d.notifyHopAllLayersUs));
+        num(d.notifyHopUs), num(d.notifyHopAllLayersUs)) + stagesJson(d.stagesP50Us);
+  }
+
+  private static String stagesJson(java.util.Map<String, Double> stages) {
+    StringBuilder b = new StringBuilder(", \"stagesP50Us\": {");
+    int k = 0;
+    for (var e : stages.entrySet()) b.append(k++ == 0 ? "" : ", ").append('"').append(e.getKey()).append("\": ").append(num(e.getValue()));
+    return b.append('}').toString();
   }
 
   private static String num(double v) {

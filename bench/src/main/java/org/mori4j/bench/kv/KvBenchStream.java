@@ -39,7 +39,11 @@ final class KvBenchStream {
    */
   record Stats(KvBenchRuns.Stats exposed, KvBenchRuns.Stats total, KvBenchRuns.Stats rawLayer, KvBenchRuns.Stats single64,
                long computeNanos, String pacing, long[] backlogLayers, long[] drainNanos, long[] submitNanos, long[] lastDoneNanos,
-               long[] notifyNanos, long[] notifyAllLayersNanos) {}
+               long[] notifyNanos, long[] notifyAllLayersNanos, java.util.Map<String, long[]> stages) {}
+
+  private void stage(java.util.Map<String, long[]> stages, String name, int i, long nanos) {
+    stages.computeIfAbsent(name, k -> new long[iters])[i] = nanos;
+  }
 
   private final IoEngine engine;
   private final KvBenchRuns runs;
@@ -61,6 +65,7 @@ final class KvBenchStream {
     long[] exposed = new long[iters], total = new long[iters], raw = new long[iters], single = new long[iters];
     long[] backlog = new long[iters], drain = new long[iters], submit = new long[iters], lastDone = new long[iters], hop = new long[iters],
         hopAll = new long[iters];
+    java.util.Map<String, long[]> stages = new java.util.LinkedHashMap<>();
     for (int i = -warmup; i < iters; i++) {
       String req = tag + "-" + i;
       long[] send = new long[layers], ret = new long[layers];
@@ -96,15 +101,20 @@ final class KvBenchStream {
           drainedAt = Math.max(drainedAt, done.get(l));
         }
       }
+      long lastWire = link.layerWriteLandedAt(req, last);
       link.forget(req);
       // the stream's last layer left after one prefill period of an idle link: so does the reference
       LockSupport.parkNanos(computeNanos);
-      long rt = rawLayer(local, remote, lastLayer);
+      long[] rt = rawLayer(local, remote, lastLayer);
+      // the same again: lanes are taken in turn, so this one goes on the other connection
+      LockSupport.parkNanos(computeNanos);
+      long[] rt2 = rawLayer(local, remote, lastLayer);
+      long[] alone = aloneLayer(local, remote, src, dst, req + "-alone", layers - 1, computeNanos);
       long st = runs.once(KvBenchRuns.SINGLE_REFERENCE_BYTES, false);
       if (i >= 0) {
         exposed[i] = landedAt - lastSend;
         total[i] = landedAt - start;
-        raw[i] = rt;
+        raw[i] = rt[0];
         single[i] = st;
         backlog[i] = stillInFlight;
         drain[i] = drainedAt - lastSend;
@@ -112,15 +122,63 @@ final class KvBenchStream {
         lastDone[i] = done.get(last) - lastSend;
         hop[i] = lastRx - done.get(last);
         hopAll[i] = new KvBenchRuns.Stats(0, hops).p50Nanos();
+        stage(stages, "stream.call", i, submit[i]);
+        stage(stages, "stream.wire", i, lastWire < 0 ? -1 : lastWire - lastSend);
+        stage(stages, "stream.heard", i, exposed[i]);
+        stage(stages, "stream.senderDone", i, lastDone[i]);
+        stage(stages, "engine.call", i, rt[1]);
+        stage(stages, "engine.wire", i, rt[2]);
+        stage(stages, "engine.senderDone", i, rt[0]);
+        stage(stages, "engineOtherLane.wire", i, rt2[2]);
+        stage(stages, "engineOtherLane.senderDone", i, rt2[0]);
+        stage(stages, "alone.call", i, alone[0]);
+        stage(stages, "alone.wire", i, alone[1]);
+        stage(stages, "alone.heard", i, alone[2]);
+        stage(stages, "alone.senderDone", i, alone[3]);
+        StringBuilder b = new StringBuilder("    iter " + i + " (us):");
+        for (var e : stages.entrySet()) b.append(' ').append(e.getKey()).append(' ').append(e.getValue()[i] / 1000);
+        System.out.println(b);
       }
     }
     long bytes = (long) src.length * local.layout().bytesPerBlock();
     return new Stats(new KvBenchRuns.Stats(bytes, exposed), new KvBenchRuns.Stats(bytes, total), new KvBenchRuns.Stats(lastLayer.bytes(), raw),
-        new KvBenchRuns.Stats(KvBenchRuns.SINGLE_REFERENCE_BYTES, single), computeNanos, pacing, backlog, drain, submit, lastDone, hop, hopAll);
+        new KvBenchRuns.Stats(KvBenchRuns.SINGLE_REFERENCE_BYTES, single), computeNanos, pacing, backlog, drain, submit, lastDone, hop, hopAll,
+        stages);
   }
 
-  /** One layer's batches through the engine (the same entries as the stream's), call to completion at the sender. */
-  private long rawLayer(KvCache local, KvCacheDesc remote, KvTransferPlan plan) {
+  /**
+   * Layer {@code layer} alone through the KV API after one prefill period of an idle link: a fresh stream, only
+   * that layer sent, then cancelled: the stream's last layer without the layers before it. Returns, from the
+   * {@code sendLayers} call: its return, the receiver's backend recording the write, the receiver hearing it
+   * landed, the sender's chunk completion (ns; -1 where unknown).
+   */
+  private long[] aloneLayer(KvCache local, KvCacheDesc remote, int[] src, int[] dst, String req, int layer, long computeNanos)
+      throws InterruptedException {
+    KvMigration m = local.openStream(req, src, remote, dst);
+    LockSupport.parkNanos(computeNanos);
+    long t0 = System.nanoTime();
+    CompletionStage<KvMigration.Chunk> f = m.sendLayers(layer, layer + 1);
+    long call = System.nanoTime() - t0;
+    KvMigration.Chunk c = f.toCompletableFuture().join();
+    long done = System.nanoTime() - t0;
+    if (c.code() != StatusCode.SUCCESS) throw new IllegalStateException("layer " + layer + " alone: " + c);
+    long heard = -1;
+    for (long deadline = System.nanoTime() + LIMIT.toNanos(); heard < 0 && System.nanoTime() < deadline; ) {
+      heard = link.layerLandedAt(req, layer);
+      if (heard < 0) LockSupport.parkNanos(100_000);
+    }
+    if (heard < 0) throw new IllegalStateException("the receiver never heard that layer " + layer + " of " + req + " landed");
+    long wire = link.layerWriteLandedAt(req, layer);
+    m.cancel();
+    link.forget(req);
+    return new long[] {call, wire < 0 ? -1 : wire - t0, heard - t0, done};
+  }
+
+  /**
+   * One layer's batches through the engine (the same entries as the stream's): {call to completion at the sender,
+   * the call, call to the receiver's backend recording the last write (-1 if unknown)} in ns.
+   */
+  private long[] rawLayer(KvCache local, KvCacheDesc remote, KvTransferPlan plan) throws InterruptedException {
     int n = plan.batches().size();
     List<MemoryDesc> locals = new ArrayList<>(n), remotes = new ArrayList<>(n);
     List<long[]> lo = new ArrayList<>(n), ro = new ArrayList<>(n), sizes = new ArrayList<>(n);
@@ -136,9 +194,16 @@ final class KvBenchStream {
     }
     long t0 = System.nanoTime();
     List<TransferStatus> st = engine.batchWrite(locals, lo, remotes, ro, sizes, uids);
+    long call = System.nanoTime() - t0;
     StatusCode c = engine.waitAll(st, LIMIT);
     long t = System.nanoTime() - t0;
     if (c != StatusCode.SUCCESS) throw new IllegalStateException("one layer's batch: " + c);
-    return t;
+    long wire = -1;
+    for (long u : uids) {
+      long at = link.writeLandedAt(u);
+      if (at < 0) return new long[] {t, call, -1};
+      wire = Math.max(wire, at - t0);
+    }
+    return new long[] {t, call, wire};
   }
 }

@@ -19,7 +19,8 @@ import org.mori4j.natives.gpu.GpuRuntime;
  * kv-bench's other process: an engine with one KV cache and one contiguous region (host memory over TCP, or
  * device memory of one GPU over XGMI), both described on stdout ({@code READY <engine> <cache> <region>},
  * base64), the initiator's engine registered from stdin ({@code ENGINE <desc>}), and every landed range printed
- * as {@code LANDED <request> <from> <to> <nanoTime>} (System.nanoTime is CLOCK_MONOTONIC on Linux, one clock for
+ * as {@code LANDED <request> <from> <to> <nanoTime> <lastWriteNanoTime>} (the second: when this engine's backend
+ * last recorded a write, answered per uid to {@code WROTE <uid>}; System.nanoTime is CLOCK_MONOTONIC on Linux, one clock for
  * both processes of a host). For the byte check it fills blocks from a seed ({@code FILL <seed> <blocks>},
  * answered {@code FILLED}) and answers the CRC32C of blocks ({@code SUM <blocks>}, answered {@code SUM <crc>}).
  * Exits when stdin closes. Arguments: model, block tokens, blocks, contiguous bytes, then {@code tcp} or
@@ -44,10 +45,18 @@ public final class KvBenchTarget {
       KvBenchCommand.createBackend(engine, xgmi);
       MemoryDesc region = xgmi ? engine.registerMemory(gpuRegion.address(), contiguous, device, MemoryLocationType.GPU)
           : engine.registerMemory(arena.allocate(contiguous, 4096));
-      try (KvCache cache = mem.register(engine, "kv-bench");
+      // when this engine's backend recorded each write (its I/O thread): the wire's end, before the KV endpoint's hop
+      java.util.concurrent.ConcurrentHashMap<Long, Long> wrote = new java.util.concurrent.ConcurrentHashMap<>();
+      java.util.concurrent.atomic.AtomicLong lastWrite = new java.util.concurrent.atomic.AtomicLong();
+      try (AutoCloseable inbound = engine.onInboundLanded((from, uid) -> {
+             long now = System.nanoTime();
+             lastWrite.set(now);
+             if (wrote.size() < 100_000) wrote.put(uid, now);
+           });
+           KvCache cache = mem.register(engine, "kv-bench");
            AutoCloseable sub = cache.subscribe(e -> {
              long now = System.nanoTime();
-             System.out.println("LANDED " + e.requestId() + " " + e.fromLayer() + " " + e.toLayer() + " " + now);
+             System.out.println("LANDED " + e.requestId() + " " + e.fromLayer() + " " + e.toLayer() + " " + now + " " + lastWrite.get());
            })) {
         System.out.println("READY " + b64.encodeToString(engine.engineDesc().toBytes()) + " " + b64.encodeToString(cache.desc().toBytes())
             + " " + b64.encodeToString(region.toBytes()));
@@ -60,6 +69,11 @@ public final class KvBenchTarget {
             System.out.flush();
           } else if (l.startsWith("FORGET ")) {
             cache.forget(l.substring(7).trim());
+            wrote.clear();
+          } else if (l.startsWith("WROTE ")) {
+            Long t = wrote.get(Long.parseLong(l.substring(6).trim()));
+            System.out.println("WROTE " + (t == null ? -1 : t));
+            System.out.flush();
           } else if (l.startsWith("FILL ")) {
             String[] f = l.split(" ");
             KvBenchCheck.fill(mem, KvBenchCheck.parseCsv(f[2]), Long.parseLong(f[1]));
