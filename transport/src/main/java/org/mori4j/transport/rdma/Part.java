@@ -29,6 +29,8 @@ final class Part {
   int rkey;
   long localBase;
   long remoteBase;
+  /** The owner's registration the part was checked against (what a remote access error on it is asked about). */
+  RdmaPeer.RemoteRdmaRegion region;
 
   Part set(TransferOp op, RdmaLane lane, int block, int endBlock, long byteStart, long byteEnd, boolean notify, boolean notifyOnly) {
     this.op = op;
@@ -53,5 +55,6 @@ final class Part {
   void clear() {
     op = null;
     lane = null;
+    region = null;
   }
 }

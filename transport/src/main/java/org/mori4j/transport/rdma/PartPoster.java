@@ -1,6 +1,7 @@
 package org.mori4j.transport.rdma;
 
 import static org.mori4j.natives.verbs.VerbsConstants.IBV_SEND_SIGNALED;
+import static org.mori4j.natives.verbs.VerbsConstants.IBV_WC_REM_ACCESS_ERR;
 import static org.mori4j.natives.verbs.VerbsConstants.IBV_WC_RETRY_EXC_ERR;
 
 import java.util.ArrayDeque;
@@ -56,7 +57,10 @@ final class PartPoster {
     int usable = 0;
     for (RdmaLane l : lanes) if (!l.broken) usable++;
     if (usable == 0) {
-      op.transferFailed(TransportError.RDMA_OP, "no queue pair to engine '" + peer.key + "' is in service: " + lanes[0].brokenReason);
+      String why = "no queue pair to engine '" + peer.key + "' is in service: " + lanes[0].brokenReason;
+      // refused by the NIC: the region may be what is gone (the owner is asked), not the path
+      if (lanes[0].accessError) worker.accessErrors.failed(op, peer.key, r, why);
+      else op.transferFailed(TransportError.RDMA_OP, why);
       return;
     }
     boolean notify = op.kind() == TransferOp.WRITE && op.notifyTarget() && lanes[0].notifications;
@@ -119,6 +123,7 @@ final class PartPoster {
     p.rkey = RdmaMemoryData.rkey(r.data, lane.remoteDevice);
     p.localBase = p.op.local().address();
     p.remoteBase = r.address;
+    p.region = r;
     if (!lane.waiting.isEmpty() || !post(p)) lane.waiting.addLast(p);
     return true;
   }
@@ -213,6 +218,7 @@ final class PartPoster {
     boolean gone = status == IBV_WC_RETRY_EXC_ERR;
     // out of service and the peer lost or its replacement asked for before any transfer learns of the failure
     lane.breakWith(why);
+    lane.accessError = status == IBV_WC_REM_ACCESS_ERR;
     if (gone) worker.peerUnreachable(lane, why);
     else worker.replace(lane, why);
     breakLane(lane, gone ? TransportError.PEER_LOST : TransportError.RDMA_OP, why);
@@ -220,7 +226,8 @@ final class PartPoster {
 
   private void breakLane(RdmaLane lane, TransportError error, String why) {
     lane.breakWith(why);
-    failLane(lane, error, why);
+    if (lane.accessError) failLaneAfterAccessError(lane, why);
+    else failLane(lane, error, why);
     try {
       lane.qp.toError(); // what is still posted completes as flushed, which retires its slots
     } catch (RuntimeException e) {
@@ -233,6 +240,19 @@ final class PartPoster {
     Part p;
     while ((p = lane.postedParts.pollFirst()) != null) failPart(p, error, reason);
     while ((p = lane.waiting.pollFirst()) != null) failPart(p, error, reason);
+  }
+
+  /** Hands every part posted or waiting on {@code lane} to {@link AccessErrors}: which of them met a deregistered region. */
+  private void failLaneAfterAccessError(RdmaLane lane, String why) {
+    Part p;
+    while ((p = lane.postedParts.pollFirst()) != null || (p = lane.waiting.pollFirst()) != null) {
+      TransferOp op = p.op;
+      RdmaPeer.RemoteRdmaRegion r = p.region;
+      release(p);
+      if (op.laneSeq < 0) continue;
+      op.laneSeq = -1;
+      worker.accessErrors.failed(op, lane.peerKey, r, why);
+    }
   }
 
   /** A lane leaves this worker (closed): its outstanding requests and receives no longer count against the queue. */
@@ -253,6 +273,7 @@ final class PartPoster {
 
   private void partDone(Part p) {
     TransferOp op = p.op;
+    RdmaPeer.RemoteRdmaRegion region = p.region;
     release(p);
     if (op.laneSeq < 0) return;
     long left = (op.laneSeq & COUNT) - 1;
@@ -271,6 +292,7 @@ final class PartPoster {
         return;
       }
       Part n = take().set(op, lane, 0, 0, 0, 0, true, true);
+      n.region = region;
       worker.inFlight++;
       if (!lane.waiting.isEmpty() || !post(n)) lane.waiting.addLast(n);
       return;

@@ -43,6 +43,8 @@ final class RdmaLane {
   final ArrayDeque<Part> waiting = new ArrayDeque<>();
   volatile boolean broken;
   String brokenReason;
+  /** It left service on a remote access error (worker thread only). */
+  boolean accessError;
   boolean closed;
 
   RdmaLane(RdmaDevice device, QueuePair qp, String peerKey, int remoteDevice, int depth, boolean notifications,

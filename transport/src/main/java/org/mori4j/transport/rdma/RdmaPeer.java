@@ -36,6 +36,8 @@ final class RdmaPeer {
     final long id;
     final long accessKey;
     boolean confirming = true;
+    /** Its owner's revocation arrived (or the owner said it no longer has it): a remote access error on it is NOT_FOUND. */
+    boolean revoked;
     final List<TransferOp> waiting = new ArrayList<>(2);
     long address;
     long size;

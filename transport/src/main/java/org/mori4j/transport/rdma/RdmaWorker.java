@@ -49,6 +49,7 @@ final class RdmaWorker extends DrivenWorker {
   private final ReceiveRequests receive = new ReceiveRequests(1);
   // worker thread only
   final PartPoster poster;
+  final AccessErrors accessErrors;
   private final List<RdmaLane> lanes = new ArrayList<>();
   private int[] laneKeys = new int[16];
   private RdmaLane[] laneValues = new RdmaLane[16];
@@ -70,6 +71,7 @@ final class RdmaWorker extends DrivenWorker {
     this.inbound = inbound;
     this.peerGone = peerGone;
     this.poster = new PartPoster(this, new SendRequests(Math.max(2, settings.postBatchSize())), cq.capacity());
+    this.accessErrors = new AccessErrors(this, confirmer);
   }
 
   // ---- any thread ----
@@ -215,7 +217,11 @@ final class RdmaWorker extends DrivenWorker {
    * it): later ops ask the owner again. An answer still on its way finds the region gone and fails its ops.
    */
   void revoke(String peerKey, long id) {
-    for (RdmaPeer.Path p : paths) if (p.peerKey.equals(peerKey)) p.regions.remove(id);
+    for (RdmaPeer.Path p : paths) {
+      if (!p.peerKey.equals(peerKey)) continue;
+      RdmaPeer.RemoteRdmaRegion r = p.regions.remove(id);
+      if (r != null) r.revoked = true;
+    }
   }
 
   int pollCompletions() {
@@ -315,6 +321,7 @@ final class RdmaWorker extends DrivenWorker {
 
   private void failEverything(TransportError error, String reason) {
     for (RdmaPeer.Path p : paths) forgetRegions(p, error, reason);
+    accessErrors.failAll(error, reason);
     for (RdmaLane l : lanes) {
       poster.failLane(l, error, reason);
       l.breakWith(reason);

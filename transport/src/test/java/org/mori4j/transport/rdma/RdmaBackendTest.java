@@ -76,12 +76,14 @@ class RdmaBackendTest {
     final List<String> reconnects = new CopyOnWriteArrayList<>();
     byte[] targetData;
     volatile int[] forgedRkeys;
+    /** The target's engine no longer has rb (it deregistered it): what it answers a confirmation from then on. */
+    volatile boolean deregistered;
     Object peer;
 
     Pair(int qps, boolean event) {
       RdmaSettings s = new RdmaSettings(qps, 16, 1, event, true, "", 64, 1024, 32, 1 << 20, 64 * 1024, Duration.ofSeconds(5));
       RegionConfirmer confirmer = (peerKey, id, key, answer) -> {
-        if (id != rb.id() || key != rb.accessKey()) answer.refused(TransportError.NOT_FOUND, "memory id " + id + " is not registered");
+        if (id != rb.id() || key != rb.accessKey() || deregistered) answer.refused(TransportError.NOT_FOUND, "memory id " + id + " is not registered");
         else answer.registered(b.address(), SIZE, forgedRkeys != null ? RdmaMemoryData.encode(forgedRkeys) : targetData);
       };
       init = new RdmaBackend("init", s, new SoftwareVerbsProvider("127.0.0.1", null), confirmer);
@@ -166,7 +168,8 @@ class RdmaBackendTest {
     try (Pair p = new Pair(1, false)) {
       p.forgedRkeys = new int[] {RdmaMemoryData.rkey(p.targetData, 0) ^ 0x5a5a};
       String r = p.single(TransferOp.WRITE, 0, 0, 4096, 1).await();
-      assertTrue(r.startsWith("RDMA_OP") && r.contains("IBV_WC_REM_ACCESS_ERR"), r);
+      // the owner, asked again, still has the region under the keys it gave: the device's refusal stands
+      assertTrue(r.startsWith("RDMA_OP") && r.contains("IBV_WC_REM_ACCESS_ERR") && r.contains("still has memory id 2 registered"), r);
       assertFalse(p.init.connected("target"), "a queue pair in ERR is out of service until replaced");
       assertEquals(1, p.reconnects.size(), "the engine is asked to connect again: " + p.reconnects);
       // what the engine then does: a new handshake, new queue pairs
@@ -174,6 +177,27 @@ class RdmaBackendTest {
       p.peer = p.init.connect("target", p.target.acceptHandshake("init", p.init.handshakeRequest("target")));
       assertTrue(p.init.connected("target"));
       assertEquals("ok", p.single(TransferOp.WRITE, 0, 0, 4096, 2).await(), "write over the replaced queue pair");
+    }
+  }
+
+  @ParameterizedTest(name = "qpPerTransfer {0}")
+  @CsvSource({"1", "4"})
+  void writesMeetingARegionDeregisteredBeforeTheRevocationArrivedEndNotFound(int qps) throws Exception {
+    try (Pair p = new Pair(qps, false)) {
+      assertEquals("ok", p.single(TransferOp.WRITE, 0, 0, 4096, 1).await(), "the write that confirms the region");
+      // the owner's engine forgets the region and its NIC's memory region is gone; the revocation it sends to the
+      // initiator has not arrived (it never does here), so the initiator still holds the confirmed rkey
+      p.deregistered = true;
+      p.target.deregisterMemory(p.rb);
+      List<Op> ops = new ArrayList<>();
+      for (int i = 0; i < 8; i++) ops.add(p.single(TransferOp.WRITE, 0, i * 4096L, 4096, 10 + i));
+      for (int i = 0; i < ops.size(); i++) {
+        String r = ops.get(i).await();
+        // the first meets the NIC's refusal; the others are flushed with its queue pair or find none in service
+        assertTrue(r.startsWith("NOT_FOUND") && r.contains("was deregistered while the transfer was in flight")
+            && r.contains("IBV_WC_REM_ACCESS_ERR"), "write " + i + ": " + r);
+      }
+      assertFalse(p.reconnects.isEmpty(), "the refused queue pair is replaced as for any other remote access error");
     }
   }
 
