@@ -21,7 +21,9 @@ import org.mori4j.transport.tcp.CallerDriveStats;
  * ({@link TargetProcessMain}) that the test stops (SIGSTOP) and then kills (SIGKILL): a caller-driven write with a
  * deadline ends with ERR_TIMEOUT at its deadline, and one whose caller waits when the peer dies ends with
  * ERR_PEER_LOST (or ERR_TRANSPORT) within seconds, never hanging. Both requests must have left from the caller's thread
- * ({@link CallerDriveStats#sent()}), or the test proves nothing about that path. Linux only (signals through kill).
+ * ({@link CallerDriveStats#sent()}), or the test proves nothing about that path: before each the test waits until
+ * the connections to the peer are idle ({@link CallerDriveStats#awaitIdle}) instead of assuming they are once the
+ * previous transfer completed. Linux only (signals through kill).
  */
 class CallerDrivePeerLostTest {
   private static final Duration DEADLINE = Duration.ofMillis(300);
@@ -34,20 +36,35 @@ class CallerDrivePeerLostTest {
     assertTrue(k.waitFor(10, TimeUnit.SECONDS) && k.exitValue() == 0, "kill -" + sig + " failed");
   }
 
-  /** kill returns once the signal is sent; the child's threads stop a little later (state T in /proc/PID/stat). */
+  /** kill returns once the signal is sent; the child's threads stop a little later (state T in /proc/PID/task/TID/stat). */
   private static void awaitStopped(Process p) throws Exception {
-    java.nio.file.Path stat = java.nio.file.Path.of("/proc/" + p.pid() + "/stat");
+    java.nio.file.Path tasks = java.nio.file.Path.of("/proc/" + p.pid() + "/task");
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (System.nanoTime() < end) {
-      String s = java.nio.file.Files.readString(stat);
-      char state = s.charAt(s.lastIndexOf(')') + 2);
-      if (state == 'T' || state == 't') {
-        Thread.sleep(50); // every thread of it, not only the main one
-        return;
-      }
+      if (allStopped(tasks)) return; // every thread of it, not only the main one
       Thread.sleep(5);
     }
     fail("child " + p.pid() + " did not stop within 10 s");
+  }
+
+  private static boolean allStopped(java.nio.file.Path tasks) throws Exception {
+    try (java.util.stream.Stream<java.nio.file.Path> ts = java.nio.file.Files.list(tasks)) {
+      for (java.nio.file.Path t : ts.toList()) {
+        String s;
+        try {
+          s = java.nio.file.Files.readString(t.resolve("stat"));
+        } catch (java.nio.file.NoSuchFileException gone) {
+          continue; // a thread that ended
+        }
+        char state = s.charAt(s.lastIndexOf(')') + 2);
+        if (state != 'T' && state != 't') return false;
+      }
+    }
+    return true;
+  }
+
+  private static void idle(String peerKey) {
+    assertTrue(CallerDriveStats.awaitIdle(peerKey, Duration.ofSeconds(20)), "the connections to " + peerKey + " did not become idle");
   }
 
   @Test
@@ -82,11 +99,12 @@ class CallerDrivePeerLostTest {
       a.registerRemoteEngine(t);
       MemoryDesc remote = a.lookupMemory(t, "buf").orElseThrow();
       MemoryDesc local = a.registerMemory(arena.allocate(1L << 20, 4096));
-      // warm-up: 10 writes from the caller's thread. A write that finds its lane still held by the I/O loop (which
-      // can keep it a moment after completing the previous one) rightly takes the loop's path and does not count;
-      // up to 200 writes, every one must succeed.
+      // warm-up: 10 writes from the caller's thread, each on idle connections. A write that finds its lane held by the
+      // I/O loop's timer at that very moment rightly takes the loop's path and does not count; up to 20 writes, every
+      // one must succeed.
       long sent = CallerDriveStats.sent();
-      for (int i = 0; i < 200 && CallerDriveStats.sent() - sent < 10; i++) {
+      for (int i = 0; i < 20 && CallerDriveStats.sent() - sent < 10; i++) {
+        idle(t.key());
         TransferStatus s = a.write(local, (i % 16) * 4096L, remote, (i % 16) * 4096L, 4096, a.allocateTransferUid());
         assertTrue(s.await(Duration.ofSeconds(20)) && s.succeeded(), "warm-up write " + i + ": " + s.message());
       }
@@ -94,6 +112,7 @@ class CallerDrivePeerLostTest {
 
       signal(child, "STOP");
       awaitStopped(child);
+      idle(t.key()); // both lanes: the two writes below take one each
       sent = CallerDriveStats.sent();
       long t0 = System.nanoTime();
       TransferStatus timed = a.write(local, 0, remote, 0, 4096, a.allocateTransferUid(), TransferOptions.deadline(DEADLINE));

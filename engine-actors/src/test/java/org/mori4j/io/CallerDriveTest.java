@@ -32,7 +32,9 @@ import org.mori4j.transport.tcp.CallerDriveStats;
  * {@link CallerDriveStats} to prove the fast path was really taken (a test that passed on the loop path alone would
  * prove nothing), and checks bytes, order, hand-offs to the I/O thread, cancellation and notifications. Both engines
  * of the pair run with caller-drive on (set through a system property for their creation only); one connection per
- * peer, so that every op, whatever its path, shares the connection with the caller-driven ones.
+ * peer, so that every op, whatever its path, shares the connection with the caller-driven ones. Before an op that must
+ * leave from the caller's thread the test waits until the connection is idle ({@link CallerDriveStats#awaitIdle}):
+ * the I/O loop may hold it for a moment after completing the previous op, and a submitter never waits for that hold.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class CallerDriveTest {
@@ -87,6 +89,27 @@ class CallerDriveTest {
     assertEquals(StatusCode.SUCCESS, s.code(), what + ": " + s.message());
   }
 
+  /** Waits until the connection to the target is idle, as a caller-driven send needs it. */
+  private void idle() {
+    assertTrue(CallerDriveStats.awaitIdle(target.key(), WAIT), "the connection to the target did not become idle within " + WAIT);
+  }
+
+  /**
+   * Submits until one op leaves from the caller's thread, the connection idle before each try; at most 5 tries, every
+   * op that took the loop's path must succeed. More than one try is needed only when the loop's 50-ms timer held the
+   * idle connection at the very moment of the submit.
+   */
+  private TransferStatus callerSent(String what, java.util.function.Supplier<TransferStatus> submit) {
+    for (int i = 0; i < 5; i++) {
+      idle();
+      long sent = CallerDriveStats.sent();
+      TransferStatus s = submit.get();
+      if (CallerDriveStats.sent() == sent + 1) return s;
+      ok(s, what + " (try " + i + ", sent by the loop)");
+    }
+    return fail(what + ": did not leave from the caller's thread in 5 tries on an idle connection");
+  }
+
   private void assertSame(long localOff, long remoteOff, long len, String what) {
     long at = MemorySegment.mismatch(localBuf, localOff, localOff + len, remoteBuf, remoteOff, remoteOff + len);
     assertEquals(-1, at, what + ": first difference at +" + at);
@@ -99,14 +122,16 @@ class CallerDriveTest {
       long off = (i % 64) * 8192L + (i % 7) * 8;
       int len = i % 3 == 0 ? 4096 : 1 + (i * 37) % 16384;
       pattern(localBuf, off, len + 8, i);
+      idle();
       ok(session.write(off, off, len, initiator.allocateTransferUid()), "write " + i);
       assertSame(off, off, len, "write " + i);
       pattern(remoteBuf, off + (1 << 20), len, -i);
+      idle();
       ok(session.read(off + (1 << 20), off + (1 << 20), len, initiator.allocateTransferUid()), "read " + i);
       assertSame(off + (1 << 20), off + (1 << 20), len, "read " + i);
     }
-    // an op submitted while the loop still holds the idle connection (it completed the last op) takes the loop's
-    // path: on a loaded machine a few do, so at least half (with caller-drive off: none)
+    // each op waited for an idle connection; the loop's timer may still hold it at the moment of a submit (rarely):
+    // at least half (with caller-drive off: none)
     assertTrue(CallerDriveStats.sent() - sent >= 300, "caller path taken " + (CallerDriveStats.sent() - sent) + " of 600 times");
     // each op sent from its caller was either read by that caller or handed back when its drive spin ran out
     assertTrue(CallerDriveStats.driven() - driven + CallerDriveStats.spinExpired() - expired >= 300,
@@ -115,7 +140,7 @@ class CallerDriveTest {
   }
 
   @Test
-  void smallLargeAndBatchOpsOnOneConnectionKeepOrderAndBytes() throws InterruptedException {
+  void smallLargeAndBatchOpsOnOneConnectionKeepOrderAndBytes() {
     long sent = CallerDriveStats.sent();
     long slot = 12L << 20; // the same 4 KiB written again and again: the last write must win (one connection, in order)
     List<TransferStatus> all = new ArrayList<>();
@@ -123,7 +148,7 @@ class CallerDriveTest {
     for (int round = 0; round < 20; round++) {
       // an idle connection: this one leaves from the caller's thread (once the loop, which completed the last round's
       // ops, has let the connection go: a submitter never waits for the loop's hold, it takes the loop's path then)
-      Thread.sleep(2);
+      idle();
       long seed = 1000 + round * 10;
       pattern(localBuf, slot + round * 4096L, 4096, seed);
       all.add(initiator.write(local, slot + round * 4096L, remote, slot, 4096, initiator.allocateTransferUid()));
@@ -192,35 +217,27 @@ class CallerDriveTest {
   void futuresListenersPollsAndAbandonedOpsAreFinishedByTheLoop() throws Exception {
     long handed = CallerDriveStats.handedOff(), abandoned = CallerDriveStats.abandoned();
     // completion(): nobody reads the socket on this thread, the I/O thread completes it
-    long sent = CallerDriveStats.sent();
     pattern(localBuf, 0, 4096, 77);
-    TransferStatus a = session.write(0, 0, 4096, initiator.allocateTransferUid());
-    assertEquals(sent + 1, CallerDriveStats.sent(), "the write did not leave from the caller's thread");
+    TransferStatus a = callerSent("write awaited through a future", () -> session.write(0, 0, 4096, initiator.allocateTransferUid()));
     TransferStatus viaFuture = a.completion().toCompletableFuture().get(20, TimeUnit.SECONDS);
     assertEquals(StatusCode.SUCCESS, viaFuture.code());
     assertSame(0, 0, 4096, "future");
     // a listener
-    sent = CallerDriveStats.sent();
     CompletableFuture<StatusCode> heard = new CompletableFuture<>();
-    TransferStatus b = session.write(4096, 4096, 4096, initiator.allocateTransferUid());
-    assertEquals(sent + 1, CallerDriveStats.sent(), "the write did not leave from the caller's thread");
+    TransferStatus b = callerSent("write with a listener", () -> session.write(4096, 4096, 4096, initiator.allocateTransferUid()));
     assertTrue(b instanceof org.mori4j.io.internal.TransferStatusImpl, "status type " + b.getClass());
     ((org.mori4j.io.internal.TransferStatusImpl) b).onDone(s -> heard.complete(s.code()));
     assertEquals(StatusCode.SUCCESS, heard.get(20, TimeUnit.SECONDS));
     // polling code() until it is final, never awaiting
-    sent = CallerDriveStats.sent();
-    TransferStatus c = session.read(8192, 8192, 4096, initiator.allocateTransferUid());
-    assertEquals(sent + 1, CallerDriveStats.sent(), "the read did not leave from the caller's thread");
+    TransferStatus c = callerSent("polled read", () -> session.read(8192, 8192, 4096, initiator.allocateTransferUid()));
     long end = System.nanoTime() + WAIT.toNanos();
     while (!c.code().isFinal() && System.nanoTime() < end) Thread.sleep(1);
     assertEquals(StatusCode.SUCCESS, c.code(), c.message());
     long h = CallerDriveStats.handedOff() - handed, ab = CallerDriveStats.abandoned() - abandoned;
     assertTrue(h + ab >= 3, "hand-offs " + h + ", taken back by the timer " + ab + " (expected 3 in all)");
     // nobody looks at this one at all: the loop's timer takes it back and completes it
-    sent = CallerDriveStats.sent();
     long abandonedBefore = CallerDriveStats.abandoned();
-    TransferStatus d = session.write(12288, 12288, 4096, initiator.allocateTransferUid());
-    assertEquals(sent + 1, CallerDriveStats.sent(), "the write did not leave from the caller's thread");
+    TransferStatus d = callerSent("abandoned write", () -> session.write(12288, 12288, 4096, initiator.allocateTransferUid()));
     long until = System.nanoTime() + WAIT.toNanos();
     while (CallerDriveStats.abandoned() == abandonedBefore && System.nanoTime() < until) Thread.sleep(5);
     assertTrue(CallerDriveStats.abandoned() > abandonedBefore, "the loop never took back an op nobody came for");
@@ -230,11 +247,12 @@ class CallerDriveTest {
   @Test
   void cancelledCallerDrivenReadLeavesTheBufferAloneAndTheConnectionFramed() throws Exception {
     long off = 2L << 20;
-    localBuf.asSlice(off, 8192).fill((byte) 0x5a);
     pattern(remoteBuf, off, 8192, 4242);
-    long sent = CallerDriveStats.sent();
-    TransferStatus r = session.read(off, off, 8192, initiator.allocateTransferUid());
-    assertEquals(sent + 1, CallerDriveStats.sent(), "the read did not leave from the caller's thread");
+    // refilled before each try: a try that took the loop's path read the target's bytes into it
+    TransferStatus r = callerSent("read to cancel", () -> {
+      localBuf.asSlice(off, 8192).fill((byte) 0x5a);
+      return session.read(off, off, 8192, initiator.allocateTransferUid());
+    });
     // nobody has read its response yet (the caller has not awaited): the cancellation wins
     assertTrue(r.cancel(), "cancel lost against a response nobody read");
     assertEquals(StatusCode.ERR_TIMEOUT, r.code());
@@ -243,18 +261,10 @@ class CallerDriveTest {
     ok(session.write(off + 16384, off + 16384, 4096, initiator.allocateTransferUid()), "write after cancel");
     assertSame(off + 16384, off + 16384, 4096, "write after cancel");
     for (long i = 0; i < 8192; i++) assertEquals((byte) 0x5a, localBuf.get(ValueLayout.JAVA_BYTE, off + i), "cancelled READ wrote byte " + i);
-    // a deadline on a caller-driven op: a target this fast answers in time, so it succeeds, and nothing is left behind.
-    // The loop may still hold the connection for a moment (it skips the cancelled READ's response), and a submitter
-    // never takes a connection the loop holds: so up to 50 tries, every one must succeed, one must be caller-driven.
-    boolean driven = false;
-    for (int i = 0; i < 50 && !driven; i++) {
-      sent = CallerDriveStats.sent();
-      TransferStatus w = session.write(off + 16384, off + 16384, 4096, initiator.allocateTransferUid(),
-          TransferOptions.deadline(Duration.ofSeconds(10)));
-      driven = CallerDriveStats.sent() == sent + 1;
-      ok(w, "write with a deadline, try " + i);
-    }
-    assertTrue(driven, "no write with a deadline left from the caller's thread in 50 tries");
+    // a deadline on a caller-driven op: a target this fast answers in time, so it succeeds, and nothing is left behind
+    // (the connection is idle again once the loop skipped the cancelled READ's response)
+    ok(callerSent("write with a deadline", () -> session.write(off + 16384, off + 16384, 4096, initiator.allocateTransferUid(),
+        TransferOptions.deadline(Duration.ofSeconds(10)))), "write with a deadline");
   }
 
   @Test
@@ -264,6 +274,7 @@ class CallerDriveTest {
     for (int i = 0; i < 100; i++) {
       long uid = initiator.allocateTransferUid();
       uids.add(uid);
+      idle();
       ok(session.write(i * 64L, (3L << 20) + i * 64L, 64, uid), "write " + i);
     }
     assertTrue(CallerDriveStats.sent() - sent >= 50, "caller path taken " + (CallerDriveStats.sent() - sent) + " of 100 times");

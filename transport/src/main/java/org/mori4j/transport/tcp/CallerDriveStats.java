@@ -4,6 +4,13 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.WeakHashMap;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -12,6 +19,8 @@ import java.util.concurrent.atomic.LongAdder;
  * event trace for diagnosing its latency. The counters say which way each small request went (sent from the caller,
  * completed by its caller's read, handed back after the drive spin, handed off by a poll or a future, taken back by
  * the loop's timer), so that tests can prove the fast path was taken and a bench can report how often it paid off.
+ * {@link #awaitIdle} lets a test wait until the connections to a peer are idle as a caller-driven send needs them,
+ * instead of assuming they are once the previous transfer completed (the I/O loop may still hold one for a moment).
  *
  * <p>The trace is off unless the system property {@code mori4j.tcp.trace} names a file prefix: then every step of
  * a caller-driven round trip and every event handled by an I/O loop is stamped ({@code System.nanoTime()}, which
@@ -50,6 +59,35 @@ public final class CallerDriveStats {
   /** Caller-driven ops nobody came for, taken back by the loop's timer. */
   public static long abandoned() {
     return ABANDONED.sum();
+  }
+
+  /** Every caller-drive connection of this JVM (weakly: a closed backend's go with it). */
+  private static final Set<CallerRoundTrip> TRIPS = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
+
+  static void track(CallerRoundTrip t) {
+    TRIPS.add(t);
+  }
+
+  /**
+   * Test probe: waits until every open caller-drive connection of this JVM to engine {@code peerKey} is idle, as a
+   * caller-driven send requires (nobody holds it; nothing queued, in flight, half-written or read ahead), for at most
+   * {@code timeout}. Returns whether they all were (false also when there is no such connection). It only looks:
+   * the caller-driven path is the same whether or not anybody calls it. The I/O loop's periodic timer still holds
+   * every connection for a moment every 50 ms, so a submit right after may, rarely, still find one held.
+   */
+  public static boolean awaitIdle(String peerKey, Duration timeout) {
+    long end = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      List<CallerRoundTrip> mine = new ArrayList<>();
+      synchronized (TRIPS) {
+        for (CallerRoundTrip t : TRIPS) if (t.peerKey().equals(peerKey)) mine.add(t);
+      }
+      boolean idle = !mine.isEmpty();
+      for (CallerRoundTrip t : mine) idle &= t.idleOrGone();
+      if (idle) return true;
+      if (System.nanoTime() - end >= 0) return false;
+      LockSupport.parkNanos(20_000L);
+    }
   }
 
   // ---- trace (diagnosis only) ----

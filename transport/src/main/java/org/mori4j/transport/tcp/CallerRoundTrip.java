@@ -33,6 +33,27 @@ final class CallerRoundTrip implements CallerDrive {
   CallerRoundTrip(InitiatorConnection c, long spinNanos) {
     this.c = c;
     this.spinNanos = spinNanos;
+    CallerDriveStats.track(this);
+  }
+
+  /** The engine this connection reaches. */
+  String peerKey() {
+    return c.peer.key;
+  }
+
+  /**
+   * Probe for tests ({@link CallerDriveStats#awaitIdle}): whether a caller-driven send would find the connection idle at
+   * this moment (nobody holds it; nothing queued, in flight, half-written or read ahead), or the connection is gone.
+   * Looked at under the hold, as {@link #trySend} looks, so the answer is exact for that moment; it changes nothing.
+   */
+  boolean idleOrGone() {
+    if (!c.enter(TcpConnection.CALLER)) return false;
+    try {
+      return c.dead || c.queued.get() == 0 && c.head == null && c.sending == null && c.readStage == 0 && !c.frameReady
+          && !c.readBlocked && !c.buffered() && c.resp.position() == 0 && c.callerPending == null;
+    } finally {
+      c.exit();
+    }
   }
 
   /** Whether {@code op} may leave from the caller's thread: a frame-only request of host memory, not a stripe. */
