@@ -12,11 +12,12 @@ import org.mori4j.transport.LocalRegion;
  * socket; inbound (socket to device), a piece is copied onto the device while the next ones arrive in the
  * other buffers, and a buffer is refilled only after its copy finished.
  *
- * <p>The piece size is chosen per transfer ({@link #pieceSize}): about a quarter of the payload, at least
- * {@value #MIN_PIECE} bytes and at most the buffer size. With the whole buffer as the piece, a transfer that
- * fits one buffer (1-4 MiB with the default 4 MiB buffers, before) had no overlap at all: the socket waited
- * for the whole device-to-host copy, and the target's last host-to-device copy came after the last byte
- * arrived. With quarters, only a quarter of that copying is exposed on each side.
+ * <p>The pieces are planned per transfer ({@link PiecePlan}): {@value #MIN_PIECE} bytes first and last, growing
+ * towards a steady size in the middle of about a quarter of the payload ({@link #pieceSize}), at most the buffer
+ * size. With the whole buffer as the piece, a transfer that fits one buffer had no overlap at all: the socket
+ * waited for the whole device-to-host copy, and the target's last host-to-device copy came after the last byte
+ * arrived. With quarters, a quarter of that copying was exposed on each side; with the small end pieces, one
+ * small copy is.
  *
  * <p>Nothing here blocks: {@link #next()} answers null while the GPU has not caught up, and the connection
  * then waits on its loop's GPU poll instead of the selector. Loop thread only. The buffers are opened on
@@ -37,8 +38,13 @@ final class GpuStager {
   /** Copies were issued on the slot and their completion has not been seen yet. */
   private final boolean[] busy = new boolean[SLOTS];
 
-  /** Bytes of each piece of the current transfer (at most {@link #chunk}). */
-  private int piece;
+  private final PiecePlan plan = new PiecePlan();
+  /** The piece the socket is in, and its bounds in the payload. */
+  private int sockPiece;
+  private long sockStart;
+  private long sockEnd;
+  /** Outbound: the next piece whose device-to-host copy is to be issued. */
+  private int issuePiece;
   private boolean outbound;
   private LocalRegion region;
   private long singleOffset;
@@ -82,7 +88,11 @@ final class GpuStager {
     offsets = offs;
     sizes = szs;
     total = tot;
-    piece = pieceSize(tot, chunk);
+    plan.plan(tot, chunk);
+    sockPiece = 0;
+    sockStart = 0;
+    sockEnd = plan.length(0);
+    issuePiece = 0;
     moved = 0;
     issued = 0;
     issueBlock = 0;
@@ -107,9 +117,14 @@ final class GpuStager {
     return (int) Math.max(1, Math.min(p, chunk));
   }
 
-  /** The current transfer's piece size (tests). */
+  /** The current transfer's steady (middle) piece size (tests). */
   int piece() {
-    return piece;
+    return (int) plan.steady();
+  }
+
+  /** The current transfer's plan (tests). */
+  PiecePlan plan() {
+    return plan;
   }
 
   private void open() {
@@ -133,8 +148,7 @@ final class GpuStager {
    * {@link #failure()} and the rest of the payload is read and dropped.
    */
   ByteBuffer next() {
-    long k = moved / piece;
-    int s = (int) (k % SLOTS);
+    int s = sockPiece % SLOTS;
     if (busy[s]) {
       if (failure == null) {
         try {
@@ -150,10 +164,8 @@ final class GpuStager {
       }
       if (failure == null || !outbound) busy[s] = false;
     }
-    long start = k * piece;
-    int len = (int) Math.min(piece, total - start);
     ByteBuffer v = views[s];
-    v.limit(len).position((int) (moved - start));
+    v.limit((int) (sockEnd - sockStart)).position((int) (moved - sockStart));
     return v;
   }
 
@@ -165,14 +177,18 @@ final class GpuStager {
       if (trace[GpuStageTrace.T_FIRST] == 0) trace[GpuStageTrace.T_FIRST] = now;
       if (moved == total) trace[GpuStageTrace.T_LAST] = now;
     }
-    boolean chunkEnd = moved == total || moved % piece == 0;
-    if (!chunkEnd || n == 0) return;
+    if (moved != sockEnd || n == 0) return;
+    int done = sockPiece;
+    if (moved < total) {
+      sockPiece++;
+      sockStart = sockEnd;
+      sockEnd = plan.start(sockPiece + 1);
+    }
     if (outbound) {
       issue();
     } else if (failure == null) {
-      int s = (int) (((moved - 1) / piece) % SLOTS);
       try {
-        copyChunk(s, moved - issued);
+        copyChunk(done % SLOTS, moved - issued);
       } catch (RuntimeException e) {
         fail(e);
       }
@@ -181,10 +197,12 @@ final class GpuStager {
 
   /** Outbound: issues device-to-host copies into every buffer whose previous piece has left. */
   private void issue() {
-    while (issued < total) {
-      long j = issued / piece;
-      if (j >= SLOTS && moved < (j - SLOTS + 1) * piece) return;
-      copyChunk((int) (j % SLOTS), Math.min(piece, total - issued));
+    while (issuePiece < plan.count()) {
+      int j = issuePiece;
+      // piece j's buffer still holds piece j - SLOTS until the socket is past it
+      if (j >= SLOTS && sockPiece <= j - SLOTS && moved < total) return;
+      copyChunk(j % SLOTS, plan.length(j));
+      issuePiece++;
     }
   }
 

@@ -221,6 +221,31 @@ class GpuStagingPipelineTest {
   }
 
   @Test
+  void piecesAreSmallAtBothEndsAndCoverThePayloadExactly() {
+    PiecePlan plan = new PiecePlan();
+    plan.plan(1 << 20, 2 << 20);
+    long[] mib = new long[plan.count()];
+    for (int k = 0; k < mib.length; k++) mib[k] = plan.length(k);
+    assertArrayEquals(new long[] {MIN, 224 << 10, 224 << 10, 224 << 10, 224 << 10, MIN}, mib, "1 MiB: 64 KiB ends, the middle in near-equal pieces");
+    plan.plan(4L << 20, 2 << 20);
+    assertEquals(MIN, plan.length(0));
+    assertEquals(4L * MIN, plan.length(1), "the head grows by four");
+    assertEquals(MIN, plan.length(plan.count() - 1));
+    assertEquals(4L * MIN, plan.length(plan.count() - 2), "the tail mirrors it");
+    for (long total : new long[] {1, 4095, MIN - 1, MIN, 3L * MIN + 1, 1 << 20, (3L << 20) + 5, 4L << 20, 64L << 20, (64L << 20) + 12_345}) {
+      for (int chunk : new int[] {4096, MIN, CHUNK, 2 << 20}) {
+        plan.plan(total, chunk);
+        assertEquals(0, plan.start(0));
+        assertEquals(total, plan.start(plan.count()), total + " through " + chunk);
+        for (int k = 0; k < plan.count(); k++) {
+          long len = plan.length(k);
+          assertTrue(len > 0 && len <= chunk, "piece " + k + " of " + total + " through " + chunk + ": " + len);
+        }
+      }
+    }
+  }
+
+  @Test
   void anOutboundTransferIssuesEveryBuffersCopyAtOnce() throws InterruptedException {
     HostBackedDeviceStaging device = new HostBackedDeviceStaging(0);
     GpuStager st = new GpuStager(device, CHUNK);
