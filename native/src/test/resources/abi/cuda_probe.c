@@ -57,7 +57,7 @@ C(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);   C(CU_MEMHOSTREGISTER_PORTABLE
 C(CU_MEMHOSTREGISTER_DEVICEMAP);   C(CU_MEMHOSTREGISTER_IOMEMORY);   C(CU_MEMHOSTREGISTER_READ_ONLY);   
 C(CU_EVENT_DEFAULT);   C(CU_EVENT_BLOCKING_SYNC);   C(CU_EVENT_DISABLE_TIMING);   C(CU_EVENT_INTERPROCESS);   
 C(CU_STREAM_DEFAULT);   C(CU_STREAM_NON_BLOCKING);   C(CU_IPC_HANDLE_SIZE);   
-C(CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+C(CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);   C(CU_MODULE_LAZY_LOADING);
 }
 
 static void symbols(void) {
@@ -113,6 +113,10 @@ static void symbols(void) {
   S(cuModuleUnload);
   S(cuModuleGetFunction);
   S(cuModuleGetGlobal);
+  S(cuModuleGetLoadingMode);
+  S(cuModuleGetFunctionCount);
+  S(cuModuleEnumerateFunctions);
+  S(cuFuncLoad);
   S(cuLaunchKernel);
   S(cuLaunchCooperativeKernel);
   S(cuOccupancyMaxActiveBlocksPerMultiprocessor);

@@ -70,8 +70,32 @@ final class DeviceApiScenario {
   List<String> run() {
     long src = pe.malloc(2 * MIB + 4096), dst = pe.malloc(2 * MIB + 4096), words = pe.malloc(64 * 1024);
     long gout = pe.malloc(64 * 1024);
-    try (DeviceBuffer local = pe.gpu().allocDevice(pe.device(), 2 * MIB + 4096); DeviceBuffer out = pe.gpu().allocDevice(pe.device(), 4096);
-         GpuModule m = ShmemKernels.compile(pe, source(), "device_api_test.cu")) {
+    try (DeviceBuffer local = pe.gpu().allocDevice(pe.device(), 2 * MIB + 4096); DeviceBuffer out = pe.gpu().allocDevice(pe.device(), 4096)) {
+      // over endpoints the local side of a get must be a memory region: registered (collectively) before moduleInit
+      if (proxied) {
+        pe.bufferRegister(local.address(), 2 * MIB + 4096);
+        pe.bufferRegister(out.address(), 4096);
+      }
+      try {
+        steps(src, dst, words, gout, local, out);
+      } finally {
+        if (proxied) {
+          pe.bufferDeregister(out.address(), 4096);
+          pe.bufferDeregister(local.address(), 2 * MIB + 4096);
+        }
+      }
+    } catch (RuntimeException e) {
+      failures.add("aborted: " + e);
+    }
+    pe.free(gout);
+    pe.free(words);
+    pe.free(dst);
+    pe.free(src);
+    return failures;
+  }
+
+  private void steps(long src, long dst, long words, long gout, DeviceBuffer local, DeviceBuffer out) {
+    try (GpuModule m = ShmemKernels.compile(pe, source(), "device_api_test.cu")) {
       module = m;
       // every PE's modules are loaded before any kernel spins (PEs sharing a GPU in one process)
       pe.loadBarrierKernel();
@@ -91,14 +115,7 @@ final class DeviceApiScenario {
       deviceBarrier(words, out.address(), false);
       ordering(words, out.address(), false);
       ordering(words, out.address(), true);
-    } catch (RuntimeException e) {
-      failures.add("aborted: " + e);
     }
-    pe.free(gout);
-    pe.free(words);
-    pe.free(dst);
-    pe.free(src);
-    return failures;
   }
 
   // ---- steps ----

@@ -102,18 +102,14 @@ class ShmemDeviceApiGpuTest {
    */
   @Test
   void everyDeviceFunctionOverGpuInitiatedEndpointsWithP2pDisabled() throws Exception {
-    // 1x H100 (2026-11-24): with both processes on GPU 0 the target's staging copy of a proxied write never
-    // completed while the processes' barrier kernels spun (ERR_PEER_LOST after 10 s, then the wait traps);
-    // one GPU per process is the configuration this test is for
-    Assumptions.assumeTrue(gpu.deviceCount() > 1, "needs two GPUs: two processes time-slicing one GPU stalled the proxy's staging copies");
     runScenario("device-api-proxy", true, 50);
   }
 
   /**
-   * The endpoint scenario with both PEs in this JVM (threads), on GPU 0 (and GPU 1 when there are two). On one
-   * GPU two processes time-slice the device, and a proxy's staging copy into a PE's memory was seen to wait
-   * behind the other process's spinning kernel (1x H100): one process keeps both PEs in one context. Run with
-   * CUDA_MODULE_LOADING=EAGER so that no kernel is loaded while the other PE's kernel spins.
+   * The endpoint scenario with both PEs in this JVM (threads), on GPU 0 (and GPU 1 when there are two): one
+   * context, in which one PE's kernels spin while the other PE's thread launches and its proxy copies. It
+   * stalled (1x H100, CUDA 13) until modules loaded their kernels at load time: with CUDA's lazy loading the
+   * first launch of a kernel loaded it, and that load waited for the other PE's spinning kernel.
    */
   @Test
   void everyDeviceFunctionOverEndpointsTwoPesInOneProcess() throws Exception {

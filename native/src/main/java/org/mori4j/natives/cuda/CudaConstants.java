@@ -26,6 +26,8 @@ public final class CudaConstants {
   public static final int CUDA_ERROR_NOT_FOUND = 500;
   /** Not an error: cuStreamQuery/cuEventQuery say the work is still running. */
   public static final int CUDA_ERROR_NOT_READY = 600;
+  /** {@code CUmoduleLoadingMode}: kernels are loaded at first use. */
+  public static final int CU_MODULE_LAZY_LOADING = 0x2;
   public static final int CUDA_ERROR_ILLEGAL_ADDRESS = 700;
   /** Not an error for us: enabling peer access twice is idempotent in our API. */
   public static final int CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;

@@ -47,6 +47,13 @@ public final class CudaExecutionApi {
   private static final MethodHandle MODULE_UNLOAD = FUNCTIONS.bind("cuModuleUnload", ON_HANDLE);
   private static final MethodHandle MODULE_GET_FUNCTION = FUNCTIONS.bind("cuModuleGetFunction",
       FunctionDescriptor.of(CU_RESULT, ADDRESS, HANDLE, ADDRESS));
+  // CUDA 12.4+: the loading mode, and every kernel of a module (see loadAllFunctions)
+  private static final MethodHandle MODULE_GET_LOADING_MODE = FUNCTIONS.bind("cuModuleGetLoadingMode", FunctionDescriptor.of(CU_RESULT, ADDRESS));
+  private static final MethodHandle MODULE_GET_FUNCTION_COUNT = FUNCTIONS.bind("cuModuleGetFunctionCount",
+      FunctionDescriptor.of(CU_RESULT, ADDRESS, HANDLE));
+  private static final MethodHandle MODULE_ENUMERATE_FUNCTIONS = FUNCTIONS.bind("cuModuleEnumerateFunctions",
+      FunctionDescriptor.of(CU_RESULT, ADDRESS, JAVA_INT, HANDLE));
+  private static final MethodHandle FUNC_LOAD = FUNCTIONS.bind("cuFuncLoad", ON_HANDLE);
   private static final MethodHandle MODULE_GET_GLOBAL = FUNCTIONS.bind("cuModuleGetGlobal", "cuModuleGetGlobal_v2",
       FunctionDescriptor.of(CU_RESULT, ADDRESS, ADDRESS, HANDLE, ADDRESS));
   private static final MethodHandle LAUNCH_KERNEL = FUNCTIONS.bind("cuLaunchKernel", FunctionDescriptor.of(CU_RESULT, HANDLE,
@@ -132,6 +139,31 @@ public final class CudaExecutionApi {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment cName = arena.allocateFrom(name);
       return outHandle("cuModuleGetFunction(" + name + ")", out -> (int) MODULE_GET_FUNCTION.invokeExact(out, module, cName));
+    }
+  }
+
+  /**
+   * Loads every kernel of {@code module} now when the driver loads kernels lazily ({@code CUDA_MODULE_LOADING},
+   * lazy by default since CUDA 12.2): a lazily loaded kernel is loaded at its first {@code cuModuleGetFunction},
+   * and that load can wait for kernels already running in the context. A kernel that spins until a host thread
+   * or another kernel of the process makes progress (shmem over the host proxy, two PEs in one process) then
+   * never lets the load finish. Returns the number of kernels loaded, 0 when loading is eager, or -1 when the
+   * driver predates these calls (CUDA 12.4), which leaves loading as the driver does it.
+   */
+  public static int loadAllFunctions(MemorySegment module) {
+    if (!FUNCTIONS.resolved().containsKey("cuFuncLoad") || !FUNCTIONS.resolved().containsKey("cuModuleEnumerateFunctions")) return -1;
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment mode = arena.allocate(JAVA_INT);
+      call("cuModuleGetLoadingMode", () -> (int) MODULE_GET_LOADING_MODE.invokeExact(mode));
+      if (mode.get(JAVA_INT, 0) != CudaConstants.CU_MODULE_LAZY_LOADING) return 0;
+      MemorySegment count = arena.allocate(JAVA_INT);
+      call("cuModuleGetFunctionCount", () -> (int) MODULE_GET_FUNCTION_COUNT.invokeExact(count, module));
+      int n = count.get(JAVA_INT, 0);
+      if (n == 0) return 0;
+      MemorySegment functions = arena.allocate(ADDRESS, n);
+      call("cuModuleEnumerateFunctions", () -> (int) MODULE_ENUMERATE_FUNCTIONS.invokeExact(functions, n, module));
+      for (int i = 0; i < n; i++) onHandle(FUNC_LOAD, "cuFuncLoad", functions.getAtIndex(ADDRESS, i));
+      return n;
     }
   }
 

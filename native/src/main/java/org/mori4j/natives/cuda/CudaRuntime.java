@@ -254,7 +254,15 @@ public final class CudaRuntime implements GpuRuntime {
   @Override
   public GpuModule loadModule(int device, byte[] image) {
     bind(device);
-    return new CudaModule(this, device, CudaExecutionApi.moduleLoadData(image));
+    MemorySegment handle = CudaExecutionApi.moduleLoadData(image);
+    try {
+      // every kernel now, while nothing of ours spins: see loadAllFunctions
+      CudaExecutionApi.loadAllFunctions(handle);
+    } catch (RuntimeException e) {
+      CudaExecutionApi.moduleUnload(handle);
+      throw e;
+    }
+    return new CudaModule(this, device, handle);
   }
 
   /**
