@@ -89,7 +89,7 @@ public final class KvBenchCommand implements Callable<Integer> {
   String layerCompute;
 
   @Option(names = "--prefill-tflops", defaultValue = "400",
-      description = "Sustained bf16 TFLOP/s of the prefill GPU for --layer-compute-us model (400: one H100 at ~40% of its dense peak) (default: ${DEFAULT-VALUE}).")
+      description = "Sustained bf16 TFLOP/s of the prefill GPU for --layer-compute-us model (400: one H100 at ~40%% of its dense peak) (default: ${DEFAULT-VALUE}).")
   double prefillTflops;
 
   @Option(names = "--max-memory", defaultValue = "6144", description = "MiB each process may allocate for caches and the contiguous region (default: ${DEFAULT-VALUE}).")
