@@ -117,12 +117,29 @@ public abstract class DrivenWorker implements CompletionSource {
   public final int doWork() {
     if (closed) return 0;
     if (owner.get() != DRIVEN && !owner.compareAndSet(FRESH, DRIVEN)) return 0;
-    if (closing) {
-      shutdown();
-      return 1;
+    if (!enterRound()) return 0;
+    try {
+      if (closing) {
+        shutdown();
+        return 1;
+      }
+      return runTasks() + work();
+    } finally {
+      exitRound();
     }
-    return runTasks() + work();
   }
+
+  /**
+   * Worker thread, before a round of tasks and work (and closing): false when the round must be skipped now (the
+   * XGMI worker: a submitting thread is issuing an op on the worker's behalf; the round comes again at once). True by
+   * default; a subclass that returns true gets {@link #exitRound()} after the round.
+   */
+  protected boolean enterRound() {
+    return true;
+  }
+
+  /** Ends what {@link #enterRound()} began. */
+  protected void exitRound() {}
 
   /** Whether ops or tasks are waiting (a wait must not start then). */
   protected final boolean hasQueued() {

@@ -160,6 +160,20 @@ public abstract class TransferOp {
   }
 
   /**
+   * Swaps a batch's block arrays for copies with the same first {@link #blockCount()} entries (the engine, when an
+   * op that carried the caller's own arrays is submitted after all and the backend will read them later).
+   */
+  public final void replaceBlocks(long[] localOffsets, long[] remoteOffsets, long[] sizes) {
+    if (this.localOffsets == null) throw new IllegalStateException("not a batch op");
+    if (localOffsets.length < blockCount || remoteOffsets.length < blockCount || sizes.length < blockCount)
+      throw new IllegalArgumentException("block count " + blockCount + " does not fit arrays of " + localOffsets.length + ", "
+          + remoteOffsets.length + " and " + sizes.length + " entries");
+    this.localOffsets = localOffsets;
+    this.remoteOffsets = remoteOffsets;
+    this.sizes = sizes;
+  }
+
+  /**
    * Whether every block of this batch is known to have a positive size and to lie inside {@code [0, localSize)}
    * locally and {@code [0, remoteSize)} remotely, from the check the engine made when it built the op: a backend
    * that can answer true skips its own pass over the blocks (and then finds their bounds in

@@ -24,12 +24,14 @@ import org.mori4j.natives.gpu.PointerInfo;
 /**
  * A one-device GPU runtime without a GPU, for measuring the host side of the XGMI backend
  * ({@link XgmiBatchHostBenchmark}): "device memory" is host memory of a shared arena, every copy is a
- * synchronous {@code memcpy} done when it is issued (so streams and events are always complete), and a kernel
+ * synchronous {@code memcpy} done when it is issued (it stands in for the copy call's own cost), and a kernel
  * launch of the batch kernel ({@code mori4j_xgmi_gather}: table, count, source base, destination base, common
- * size) performs the gather in Java on the calling thread. Each launch first stores {@link System#nanoTime()}
- * and then bumps {@link #launches()}, so a caller that saw the count change knows when the launch call began:
- * everything the engine and the backend did before that moment is the host cost that a real GPU would add
- * in front of its kernel. It has no IPC (handles cannot be made: the backend then keeps the region to this
+ * size) is asynchronous as on a GPU: the call reads its arguments and queues the gather, which a "device" thread of
+ * this runtime then does in Java; an event recorded after a launch completes once the device thread has done it
+ * (so a thread that launches from the caller's side is not held for the gather's milliseconds, as it would not be
+ * on a GPU). Each launch first stores {@link System#nanoTime()} and then bumps {@link #launches()}, so a caller
+ * that saw the count change knows when the launch call began: everything the engine and the backend did before
+ * that moment is the host cost that a real GPU would add in front of its kernel. It has no IPC (handles cannot be made: the backend then keeps the region to this
  * process, as it does for a driver that refuses) and no peer access (one device).
  */
 public final class HostPathGpuRuntime implements GpuRuntime {
@@ -39,6 +41,13 @@ public final class HostPathGpuRuntime implements GpuRuntime {
   private final ConcurrentSkipListMap<Long, Long> allocations = new ConcurrentSkipListMap<>();
   private final AtomicLong launches = new AtomicLong();
   private volatile long lastLaunchNanos;
+  /** Gathers launched and not yet done, in launch order; the device thread takes them. */
+  private final java.util.concurrent.ConcurrentLinkedQueue<Runnable> queued = new java.util.concurrent.ConcurrentLinkedQueue<>();
+  /** Gathers the device thread has finished (an event recorded after launch {@code k} is complete once this is {@code >= k}). */
+  private final AtomicLong finished = new AtomicLong();
+  private volatile boolean deviceSleeping;
+  private volatile boolean stopped;
+  private final Thread deviceThread = Thread.ofPlatform().daemon().name("host-path-device").unstarted(this::runDevice);
 
   /** Kernel launches so far. */
   public long launches() {
@@ -52,7 +61,43 @@ public final class HostPathGpuRuntime implements GpuRuntime {
 
   /** Frees every allocation (after the engines are closed). */
   public void shutdown() {
+    stopped = true;
+    java.util.concurrent.locks.LockSupport.unpark(deviceThread);
+    try {
+      deviceThread.join(10_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     arena.close();
+  }
+
+  /** The device: runs queued gathers in order; spins a millisecond for the next one, then sleeps until a launch. */
+  private void runDevice() {
+    long idleSince = System.nanoTime();
+    while (!stopped) {
+      Runnable g = queued.poll();
+      if (g != null) {
+        try {
+          g.run();
+        } finally {
+          finished.incrementAndGet();
+        }
+        idleSince = System.nanoTime();
+      } else if (System.nanoTime() - idleSince < 1_000_000L) {
+        Thread.onSpinWait();
+      } else {
+        deviceSleeping = true;
+        if (queued.isEmpty() && !stopped) java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+        deviceSleeping = false;
+        idleSince = System.nanoTime();
+      }
+    }
+  }
+
+  /** Waits until every gather launched so far is done (synchronous copies and synchronize calls). */
+  private void awaitDevice() {
+    long target = launches.get();
+    while (finished.get() < target) Thread.onSpinWait();
   }
 
   @Override
@@ -62,7 +107,7 @@ public final class HostPathGpuRuntime implements GpuRuntime {
 
   @Override
   public String version() {
-    return "host-path runtime (no GPU: host memory, synchronous copies)";
+    return "host-path runtime (no GPU: host memory, synchronous copies, the gather on a device thread)";
   }
 
   @Override
@@ -124,16 +169,19 @@ public final class HostPathGpuRuntime implements GpuRuntime {
 
   @Override
   public void copyHostToDevice(long dst, MemorySegment src, long size) {
+    awaitDevice();
     MemorySegment.copy(src, 0, at(dst, size), 0, size);
   }
 
   @Override
   public void copyDeviceToHost(MemorySegment dst, long src, long size) {
+    awaitDevice();
     MemorySegment.copy(at(src, size), 0, dst, 0, size);
   }
 
   @Override
   public void copyDeviceToDevice(long dst, long src, long size) {
+    awaitDevice();
     MemorySegment.copy(at(src, size), 0, at(dst, size), 0, size);
   }
 
@@ -144,9 +192,10 @@ public final class HostPathGpuRuntime implements GpuRuntime {
     copyDeviceToDevice(dst, src, size);
   }
 
+  /** The block table's upload: a memcpy on the calling thread, for the copy call's cost (nothing launched reads that slot's table). */
   @Override
   public void copyHostToDeviceAsync(long dst, MemorySegment src, long size, GpuStream stream) {
-    copyHostToDevice(dst, src, size);
+    MemorySegment.copy(src, 0, at(dst, size), 0, size);
   }
 
   @Override
@@ -179,11 +228,13 @@ public final class HostPathGpuRuntime implements GpuRuntime {
       }
 
       @Override
-      public void synchronize() {}
+      public void synchronize() {
+        awaitDevice();
+      }
 
       @Override
       public boolean isComplete() {
-        return true;
+        return finished.get() >= launches.get();
       }
 
       @Override
@@ -195,21 +246,28 @@ public final class HostPathGpuRuntime implements GpuRuntime {
   public GpuEvent createEvent(int device, boolean timing) {
     check(device);
     return new GpuEvent() {
+      /** The launches before this event's record: it completes once the device thread has done them all. */
+      private volatile long after;
+
       @Override
       public int device() {
         return device;
       }
 
       @Override
-      public void record(GpuStream stream) {}
-
-      @Override
-      public boolean isComplete() {
-        return true;
+      public void record(GpuStream stream) {
+        after = launches.get();
       }
 
       @Override
-      public void synchronize() {}
+      public boolean isComplete() {
+        return finished.get() >= after;
+      }
+
+      @Override
+      public void synchronize() {
+        while (!isComplete()) Thread.onSpinWait();
+      }
 
       @Override
       public float elapsedMillisSince(GpuEvent start) {
@@ -272,9 +330,10 @@ public final class HostPathGpuRuntime implements GpuRuntime {
 
   @Override
   public void launch(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
-    lastLaunchNanos = System.nanoTime();
-    launches.incrementAndGet();
     if (!function.name().equals(GATHER)) throw new IllegalArgumentException("the host-path runtime runs only " + GATHER);
+    if (deviceThread.getState() == Thread.State.NEW) startDevice();
+    lastLaunchNanos = System.nanoTime();
+    launches.incrementAndGet(); // every counted launch queues exactly one task below, so the device's count catches up
     long table, srcBase, dstBase, sameSize;
     int n;
     try (Arena a = Arena.ofConfined()) {
@@ -284,12 +343,29 @@ public final class HostPathGpuRuntime implements GpuRuntime {
       srcBase = p.getAtIndex(ValueLayout.ADDRESS, 2).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
       dstBase = p.getAtIndex(ValueLayout.ADDRESS, 3).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
       sameSize = p.getAtIndex(ValueLayout.ADDRESS, 4).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
+    } catch (RuntimeException e) {
+      queue(() -> {});
+      throw e;
     }
-    MemorySegment t = at(table, (sameSize != 0 ? 16L : 24L) * n);
-    for (int i = 0; i < n; i++) {
-      long size = sameSize != 0 ? sameSize : t.getAtIndex(ValueLayout.JAVA_LONG, 2L * n + i);
-      copyDeviceToDevice(dstBase + t.getAtIndex(ValueLayout.JAVA_LONG, n + i), srcBase + t.getAtIndex(ValueLayout.JAVA_LONG, i), size);
-    }
+    long tableAddress = table, src = srcBase, dst = dstBase, common = sameSize;
+    int count = n;
+    queue(() -> {
+      MemorySegment t = at(tableAddress, (common != 0 ? 16L : 24L) * count);
+      for (int i = 0; i < count; i++) {
+        long size = common != 0 ? common : t.getAtIndex(ValueLayout.JAVA_LONG, 2L * count + i);
+        long d = dst + t.getAtIndex(ValueLayout.JAVA_LONG, count + i), s = src + t.getAtIndex(ValueLayout.JAVA_LONG, i);
+        MemorySegment.copy(at(s, size), 0, at(d, size), 0, size);
+      }
+    });
+  }
+
+  private void queue(Runnable gather) {
+    queued.add(gather);
+    if (deviceSleeping) java.util.concurrent.locks.LockSupport.unpark(deviceThread);
+  }
+
+  private synchronized void startDevice() {
+    if (deviceThread.getState() == Thread.State.NEW) deviceThread.start();
   }
 
   @Override

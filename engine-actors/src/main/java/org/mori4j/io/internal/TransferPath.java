@@ -171,21 +171,37 @@ public final class TransferPath {
     if (m == 1) {
       st.initSingle(kind, l.region(), lo[0], p.handles().get(b.type()), remote.id(), remote.accessKey(), remote.address(), ro[0],
           blocks.total, uid);
-    } else {
-      // copies in any case: the caller may reuse its arrays as soon as this returns
+    } else if (m == lo.length) {
+      // nothing joins: the caller's own arrays, for a backend that issues the batch from this thread and reads them
+      // only until it returns (XGMI with an idle worker: no copy here, no hand-off, the launch from this thread)
+      st.initCheckedBatch(kind, l.region(), lo, p.handles().get(b.type()), remote.id(), remote.accessKey(), remote.address(), ro,
+          sizes, m, uid, blocks.total, blocks.minBlock, blocks.maxBlock, local.size(), remote.size());
+      st.remoteData(remote.backendData().get(b.type()), remote.backendData());
+      st.meter(meters.route(remote.engineKey(), b.type(), kind, meterKind));
+      if (b.backend().issueFromCaller(st)) return st;
+      // the backend reads the blocks later on its own threads, and the caller may reuse its arrays once this returns
       boolean pooled = b.backend().readsBlocksOnlyUntilDone();
       BlockArrayPool.Arrays a = pooled ? blockArrays.take(m) : BlockArrayPool.unpooled(m);
-      if (m == lo.length) {
-        System.arraycopy(lo, 0, a.localOffsets, 0, m);
-        System.arraycopy(ro, 0, a.remoteOffsets, 0, m);
-        System.arraycopy(sizes, 0, a.sizes, 0, m);
-      } else {
-        blocks.join(lo, ro, sizes, a.localOffsets, a.remoteOffsets, a.sizes);
-      }
+      System.arraycopy(lo, 0, a.localOffsets, 0, m);
+      System.arraycopy(ro, 0, a.remoteOffsets, 0, m);
+      System.arraycopy(sizes, 0, a.sizes, 0, m);
+      st.replaceBlocks(a.localOffsets, a.remoteOffsets, a.sizes);
+      if (pooled) st.returnArraysTo(blockArrays, a);
+      b.backend().submit(st);
+      return st;
+    } else {
+      // joined into arrays of the op's own (the caller may reuse its arrays as soon as this returns)
+      boolean pooled = b.backend().readsBlocksOnlyUntilDone();
+      BlockArrayPool.Arrays a = pooled ? blockArrays.take(m) : BlockArrayPool.unpooled(m);
+      blocks.join(lo, ro, sizes, a.localOffsets, a.remoteOffsets, a.sizes);
       st.initCheckedBatch(kind, l.region(), a.localOffsets, p.handles().get(b.type()), remote.id(), remote.accessKey(),
           remote.address(), a.remoteOffsets, a.sizes, m, uid, blocks.total, blocks.minBlock, blocks.maxBlock, local.size(),
           remote.size());
       if (pooled) st.returnArraysTo(blockArrays, a);
+      st.remoteData(remote.backendData().get(b.type()), remote.backendData());
+      st.meter(meters.route(remote.engineKey(), b.type(), kind, meterKind));
+      if (!b.backend().issueFromCaller(st)) b.backend().submit(st);
+      return st;
     }
     st.remoteData(remote.backendData().get(b.type()), remote.backendData());
     st.meter(meters.route(remote.engineKey(), b.type(), kind, meterKind));

@@ -47,8 +47,11 @@ class BatchBlocksTest {
       int n = 1 + rnd.nextInt(64);
       long[] lo = new long[n], ro = new long[n], sizes = new long[n];
       long a = rnd.nextLong(64), b = rnd.nextLong(64);
+      // a quarter with every block of one size: the scan then sums and bounds without a pass
+      boolean same = rnd.nextInt(4) == 0;
+      long common = 1 + rnd.nextLong(4096);
       for (int i = 0; i < n; i++) {
-        long s = 1 + rnd.nextLong(4096);
+        long s = same ? common : 1 + rnd.nextLong(4096);
         // often contiguous on one side or both, sometimes a gap, rarely out of bounds
         if (rnd.nextInt(3) > 0) a += rnd.nextInt(4) == 0 ? 64 : 0;
         else a = rnd.nextLong(L);

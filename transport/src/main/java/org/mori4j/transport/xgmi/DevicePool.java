@@ -66,6 +66,27 @@ final class DevicePool implements AutoCloseable {
     return slot;
   }
 
+  /**
+   * For an issue from a submitting thread, which creates no native resource: the free slot {@link #acquire} would
+   * give when its event exists and its block table holds {@code tableBytes} (0: no table), else -1 and nothing taken.
+   */
+  int acquireReady(long tableBytes) {
+    if (freeCount == 0) return -1;
+    int slot = free[freeCount - 1];
+    PinnedBuffer h = hostTables[slot];
+    if (events[slot] == null || tableBytes > 0 && (h == null || h.size() < tableBytes)) return -1;
+    freeCount--;
+    busy[busyCount++] = slot;
+    return slot;
+  }
+
+  /** The next stream, round-robin, when it exists; null (and the turn not taken) when the worker has yet to create it. */
+  GpuStream readyStream() {
+    GpuStream s = streams[nextStream];
+    if (s != null) nextStream = nextStream + 1 == streams.length ? 0 : nextStream + 1;
+    return s;
+  }
+
   /** Returns the slot at {@code busyIndex} of {@link #busy}; the caller has cleared its op. */
   void releaseAt(int busyIndex) {
     int slot = busy[busyIndex];

@@ -61,8 +61,6 @@ final class DeviceTransfers implements AutoCloseable {
    * failing the op.
    */
   int issue(TransferOp op, RemoteRegion r, int device, long remoteBase, long minBlock, long maxBlock) {
-    int n = op.blockCount();
-    LocalRegion local = op.local();
     DevicePool pool = pool(device);
     int slot;
     try {
@@ -72,8 +70,34 @@ final class DeviceTransfers implements AutoCloseable {
       return FAILED;
     }
     if (slot < 0) return NO_SLOT;
+    return issue(op, r, device, remoteBase, minBlock, maxBlock, pool, slot, pool.stream());
+  }
+
+  /**
+   * {@link #issue} from a submitting thread (holding the worker's turn): only when the device's pool, a slot with its
+   * event and a block table big enough, and the next stream exist already, since that thread creates no native
+   * resource; {@link #NO_SLOT} (nothing done) otherwise.
+   */
+  int issueReady(TransferOp op, RemoteRegion r, int device, long remoteBase, long minBlock, long maxBlock) {
+    DevicePool pool = device < pools.length ? pools[device] : null;
+    if (pool == null) return NO_SLOT;
+    int n = op.blockCount();
+    if (n > 1 && !kernel.loaded(device)) return NO_SLOT;
+    int slot = pool.acquireReady(n == 1 ? 0 : GatherKernel.tableBytes(n, minBlock == maxBlock));
+    if (slot < 0) return NO_SLOT;
+    GpuStream stream = pool.readyStream();
+    if (stream == null) {
+      pool.releaseSlot(slot);
+      return NO_SLOT;
+    }
+    return issue(op, r, device, remoteBase, minBlock, maxBlock, pool, slot, stream);
+  }
+
+  private int issue(TransferOp op, RemoteRegion r, int device, long remoteBase, long minBlock, long maxBlock, DevicePool pool, int slot,
+                    GpuStream stream) {
+    int n = op.blockCount();
+    LocalRegion local = op.local();
     try {
-      GpuStream stream = pool.stream();
       boolean write = op.kind() == TransferOp.WRITE;
       long localBase = local.address();
       if (n == 1) {
@@ -124,6 +148,11 @@ final class DeviceTransfers implements AutoCloseable {
     }
     peerEnabled[device][peer] = true;
     return null;
+  }
+
+  /** Whether peer access from {@code device} to {@code peer} was enabled already. */
+  boolean peerEnabled(int device, int peer) {
+    return device >= 0 && device < peerEnabled.length && peerEnabled[device][peer];
   }
 
   /** Devices of this process. */

@@ -135,6 +135,11 @@ final class GatherKernel implements AutoCloseable {
     return functions[device];
   }
 
+  /** Whether the module is loaded on {@code device} (an issue from a submitting thread loads nothing). */
+  boolean loaded(int device) {
+    return device < functions.length && functions[device] != null;
+  }
+
   /** Bytes of the table for {@code n} blocks: offsets only when every block has the same size. */
   static long tableBytes(int n, boolean sameSize) {
     return (sameSize ? 16L : 24L) * n;

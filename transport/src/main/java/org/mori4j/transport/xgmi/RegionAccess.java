@@ -101,6 +101,20 @@ final class RegionAccess {
   }
 
   /**
+   * {@link #base} when it needs nothing done (a submitting thread's issue: no handle is opened, no peer access
+   * enabled, nothing fails): the owner's address on the same device or on one peer access is on for, an IPC
+   * mapping already open; 0 otherwise.
+   */
+  long readyBase(RemoteRegion r, int device) {
+    if (r.peer.sameProcess) {
+      return r.localDevice == device || r.localDevice >= 0 && r.localDevice < transfers.deviceCount() && transfers.peerEnabled(device, r.localDevice)
+          ? r.address : 0;
+    }
+    IpcMapping m = r.mapping(device);
+    return m == null ? 0 : m.address() + r.offsetInAllocation;
+  }
+
+  /**
    * XGMI cannot reach {@code r}'s memory from {@code device} ({@code why}): later transfers with its engine from
    * that device are routed to another backend (canServe says no), and {@code op} is handed to one now when the
    * engine has one that reaches the peer; otherwise it fails.

@@ -350,6 +350,15 @@ public final class XgmiBackend implements TransferBackend {
     w.submit(op);
   }
 
+  /** A batch issued from the submitting thread when the worker is idle and set up for it ({@link XgmiWorker#issueFromCaller}). */
+  @Override
+  public boolean issueFromCaller(TransferOp op) {
+    XgmiWorker w = worker;
+    // anything submit would refuse is left to submit, which says why
+    if (w == null || closed || !(op.peer() instanceof XgmiPeer) || !op.local().gpu() || op.blockCount() < 2) return false;
+    return w.issueFromCaller(op);
+  }
+
   /**
    * The owner of a region this backend may have mapped deregistered it: no op reaches it any more, and its
    * IPC mappings are closed as soon as no copy uses them; {@code done} runs then (at once when this backend

@@ -26,6 +26,16 @@ import org.slf4j.LoggerFactory;
  * until a submit or a task wakes it.
  * Every native resource of the backend (streams, events, block tables, IPC mappings, kernel modules) is
  * created and closed on this thread, except when the backend is closed without ever having been driven.
+ *
+ * <p>A submitting thread may issue a checked batch itself ({@link #issueFromCaller}) when the worker has nothing
+ * queued and everything the op needs exists already (confirmed region, open mapping, a free slot with its event and
+ * a big enough table, the stream, the loaded kernel): it fills the slot's table, uploads it and launches the kernel,
+ * so a batch pays no hand-off and no wake-up of a parked worker in front of its kernel. The worker's state is
+ * touched only by whoever holds its turn ({@link #turn}): the worker for each round and each poll of its events, or
+ * that one submitting thread for one issue. Neither waits for the other: a submitter that finds the turn taken
+ * submits as usual, and the worker skips the round (it comes again at once); the submitter holds it for the table
+ * copy, the upload and the launch calls, as a worker round does. Failures there end the op with the worker's own
+ * messages; everything else (a region to confirm, a mapping to open, a slot to create) is left to the worker.
  */
 final class XgmiWorker extends DrivenWorker {
   private static final Logger log = LoggerFactory.getLogger(XgmiWorker.class);
@@ -48,6 +58,23 @@ final class XgmiWorker extends DrivenWorker {
   // worker only
   private int waitingForOwner;
 
+  private static final int FREE = 0, WORKER = 1, CALLER = 2;
+  private static final java.lang.invoke.VarHandle TURN;
+
+  static {
+    try {
+      TURN = java.lang.invoke.MethodHandles.lookup().findVarHandle(XgmiWorker.class, "turn", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /** Who may touch the worker's state now: {@link #FREE}, the {@link #WORKER} or a {@link #CALLER} issuing an op. */
+  @SuppressWarnings("unused")
+  private volatile int turn;
+  /** A submitting thread put an op on the GPU: an idle worker must start polling events. Cleared by the worker's round. */
+  private volatile boolean callerIssued;
+
   XgmiWorker(String engineKey, GpuRuntime gpu, XgmiSettings settings, RegionConfirmer confirmer, BackendListener listener, long[] devicePci,
              boolean[][] peerAccess) {
     super("xgmi-" + engineKey);
@@ -66,7 +93,73 @@ final class XgmiWorker extends DrivenWorker {
     return access.openMappings();
   }
 
+  /**
+   * Submitting thread: issues the checked batch {@code op} from here when the worker is idle and nothing needs
+   * creating (see the class comment); true when the op was taken (on the GPU, or failed with the worker's message),
+   * and then its block arrays are not read again. False when nothing was done: submit it.
+   */
+  boolean issueFromCaller(TransferOp op) {
+    // a racy look first: a worker with ops, tasks or a backlog to do is not held up even for a moment
+    if (closing || !driven() || hasQueued()) return false;
+    if (!TURN.compareAndSet(this, FREE, CALLER)) return false;
+    int issued;
+    try {
+      // in order: anything submitted before this op and not yet issued goes first, through the worker
+      if (closing || hasQueued() || !backlog.isEmpty()) return false;
+      issued = issueReady(op);
+    } finally {
+      TURN.setVolatile(this, FREE);
+    }
+    if (issued == DeviceTransfers.NO_SLOT) return false;
+    if (issued == DeviceTransfers.ISSUED) {
+      callerIssued = true; // before the wake-up: a worker about to park sees the flag, or gets the unpark's permit
+      wakeup();
+    }
+    return true;
+  }
+
+  /**
+   * {@link #process} and {@link #issue} for a submitting thread that holds the turn: {@link DeviceTransfers#NO_SLOT}
+   * (nothing done) whenever the worker would have to say something, ask the owner or create something.
+   */
+  private int issueReady(TransferOp op) {
+    XgmiPeer peer = (XgmiPeer) op.peer();
+    LocalRegion local = op.local();
+    if (!peer.alive() || !local.live()) return DeviceTransfers.NO_SLOT;
+    RemoteRegion r = peer.region(op.remoteId());
+    if (r == null || r.state != RemoteRegion.State.READY) return DeviceTransfers.NO_SLOT;
+    if (op.remoteAccessKey() != r.accessKey || op.remoteAddress() != r.address || !r.sameData(op.remoteData()))
+      return DeviceTransfers.NO_SLOT;
+    if (op.blockCount() > settings.maxBatchBlocks() || !op.blocksChecked(local.size(), r.size)) return DeviceTransfers.NO_SLOT;
+    int device = local.deviceId();
+    long remoteBase = access.readyBase(r, device);
+    if (remoteBase == 0) return DeviceTransfers.NO_SLOT;
+    int issued = transfers.issueReady(op, r, device, remoteBase, op.minBlockSize(), op.maxBlockSize());
+    if (issued == DeviceTransfers.ISSUED) r.inFlight++;
+    return issued;
+  }
+
   // ---- worker thread ----
+
+  @Override
+  protected boolean enterRound() {
+    return TURN.compareAndSet(this, FREE, WORKER);
+  }
+
+  @Override
+  protected void exitRound() {
+    TURN.setVolatile(this, FREE);
+  }
+
+  /** Polls the events when the turn is free (outside a round: the waits of {@link #awaitWork}). */
+  private int pollOnTurn() {
+    if (!enterRound()) return 0;
+    try {
+      return pollCompletions();
+    } finally {
+      exitRound();
+    }
+  }
 
   @Override
   public int inFlight() {
@@ -80,6 +173,7 @@ final class XgmiWorker extends DrivenWorker {
 
   @Override
   protected int work() {
+    callerIssued = false; // this round polls what a submitter issued
     int work = pollCompletions();
     while (!backlog.isEmpty()) {
       if (!process(backlog.peekFirst())) return work;
@@ -97,7 +191,7 @@ final class XgmiWorker extends DrivenWorker {
     return work;
   }
 
-  private final java.util.function.IntSupplier poll = this::pollCompletions;
+  private final java.util.function.IntSupplier poll = this::pollOnTurn;
   private final java.util.function.BooleanSupplier onGpu = this::gpuBusy;
 
   private boolean gpuBusy() {
@@ -112,11 +206,11 @@ final class XgmiWorker extends DrivenWorker {
     }
     parked = Thread.currentThread();
     try {
-      if (hasQueued() || closing) return 0;
+      if (hasQueued() || closing || callerIssued) return 0;
       if (transfers.onGpu() > 0) {
         if (settings.pollNapNanos() > 0) {
           LockSupport.parkNanos(Math.min(maxNanos, settings.pollNapNanos()));
-          return driven() && !closing ? pollCompletions() : 0;
+          return driven() && !closing ? pollOnTurn() : 0;
         }
         // Nothing but the GPU can end this wait, and it signals nothing: poll the events, giving the core away
         // between polls. A nap instead costs the timer slack (parkNanos sleeps ~50 us at least on Linux), which
@@ -129,7 +223,7 @@ final class XgmiWorker extends DrivenWorker {
       if (IDLE_SPIN_NANOS > 0) {
         long end = System.nanoTime() + Math.min(maxNanos, IDLE_SPIN_NANOS);
         while (System.nanoTime() - end < 0) {
-          if (hasQueued() || closing) return 0;
+          if (hasQueued() || closing || callerIssued) return 0;
           Thread.onSpinWait();
         }
       }
