@@ -2,7 +2,7 @@
 # Issue 15 target 6: GPU memory over TCP against CPU<->CPU, 1-4 MiB, the two series interleaved in one run
 # (bench --compare-cpu --compare-cpu-rounds), for GPU<->GPU writes and reads and the two mixed-end writes (which end's
 # staging costs what). With MORI4J_TCP_GPU_STAGE_TRACE set, both JVMs also write their staging timelines.
-# Usage: OUT=dir [MORI4J_CMD=...] [ROUNDS=5] [ITERS=200] bench/record-gpu-tcp-ratio.sh
+# Usage: OUT=dir [MORI4J_CMD=...] [ROUNDS=5] [ITERS=200] [ONLY=regex of run names] [TRACE=1] bench/record-gpu-tcp-ratio.sh
 set -uo pipefail
 out=${OUT:?set OUT to the output folder}
 cmd=${MORI4J_CMD:-bash .device/run.sh org.mori4j.bench.Mori4jCommand}
@@ -13,6 +13,7 @@ mkdir -p "$out"
 rc=0
 run() { # name, bench flags...
   local name=$1; shift
+  [[ -n "${ONLY:-}" && ! $name =~ ${ONLY} ]] && return
   echo "== $name: bench $*" | tee -a "$out/commands.txt"
   MORI4J_TCP_GPU_STAGE_TRACE=${TRACE:+$out/trace-$name} $cmd bench --compare-cpu --compare-cpu-rounds "$rounds" --all \
     --sweep-start-size 1M --sweep-max-size 4M --transfer-batch-size 1 --iters "$iters" --warmup-iters 20 --warmup-ms 200 \

@@ -37,6 +37,8 @@ abstract class TcpConnection {
   private final ByteBuffer[] headerIov = new ByteBuffer[2];
   /** Staging for GPU payloads, opened on first use: device to socket, and socket to device. */
   private GpuStager outStager;
+  /** The staging views of one scattering read ({@link #stageIn}). */
+  private final ByteBuffer[] gpuIov = new ByteBuffer[GpuStager.SLOTS];
   private GpuStager inStager;
   /** TLS under this connection's reads and writes; null on the plain path, which then costs one null check per call. */
   TlsChannel tls;
@@ -193,15 +195,18 @@ abstract class TcpConnection {
    */
   final boolean stageIn(GpuStager st, String closed) throws IOException {
     while (st.remaining() > 0) {
-      ByteBuffer v = st.next();
-      if (v == null) {
+      // one scattering read into every piece whose buffer is free
+      int n = st.fill(gpuIov, 0, GpuStager.SLOTS);
+      if (n == 0) {
         pauseReadForGpu();
         return false;
       }
-      int r = in(v);
+      long offered = 0;
+      for (int i = 0; i < n; i++) offered += gpuIov[i].remaining();
+      long r = in(gpuIov, n);
       if (r < 0) throw new IOException(closed);
       if (r > 0) st.advance(r);
-      if (v.hasRemaining()) {
+      if (r < offered) {
         resumeRead();
         return false;
       }
