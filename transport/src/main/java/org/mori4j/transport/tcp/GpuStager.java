@@ -148,80 +148,49 @@ final class GpuStager {
    * {@link #failure()} and the rest of the payload is read and dropped.
    */
   ByteBuffer next() {
-    return fill(one, 0, 1) == 0 ? null : one[0];
-  }
-
-  private final ByteBuffer[] one = new ByteBuffer[1];
-
-  /**
-   * Puts into {@code iov[at..]} the views of the pieces from the socket's position on whose buffers are ready
-   * (outbound: the piece's device-to-host copy done; inbound: the buffer's previous host-to-device copy done),
-   * in order, stopping at the first that is not, at most {@code max} and {@value #SLOTS}; returns how many (0 while
-   * the current piece waits for the GPU). One gathering write or scattering read then moves several pieces, as the
-   * host-memory path moves a whole transfer: measured on 1x H100, one piece per system call made the socket phase
-   * of a 1 MiB transfer slower than a host buffer's. Failures as {@link #next()}.
-   */
-  int fill(ByteBuffer[] iov, int at, int max) {
-    int n = 0;
-    int limit = Math.min(Math.min(max, SLOTS), iov.length - at);
-    for (int k = sockPiece; n < limit && k < plan.count(); k++) {
-      if (outbound && k >= issuePiece) break;
-      int s = k % SLOTS;
-      if (!ready(s)) break;
-      long start = k == sockPiece ? sockStart : plan.start(k);
-      long end = k == sockPiece ? sockEnd : plan.start(k + 1);
-      ByteBuffer v = views[s];
-      v.limit((int) (end - start)).position((int) (k == sockPiece ? moved - start : 0));
-      iov[at + n++] = v;
-    }
-    return n;
-  }
-
-  /** Whether slot {@code s} may be read (outbound) or written (inbound) by the socket now; never blocks. */
-  private boolean ready(int s) {
-    if (!busy[s]) return true;
-    if (failure == null) {
-      try {
-        if (!slots[s].done()) {
-          if (trace != null) waited[s] = true;
-          return false;
+    int s = sockPiece % SLOTS;
+    if (busy[s]) {
+      if (failure == null) {
+        try {
+          if (!slots[s].done()) {
+            if (trace != null) waited[s] = true;
+            return null;
+          }
+          if (trace != null) copySeen(s);
+        } catch (RuntimeException e) {
+          if (outbound) throw e;
+          fail(e);
         }
-        if (trace != null) copySeen(s);
-      } catch (RuntimeException e) {
-        if (outbound) throw e;
-        fail(e);
       }
+      if (failure == null || !outbound) busy[s] = false;
     }
-    if (failure == null || !outbound) busy[s] = false;
-    return true;
+    ByteBuffer v = views[s];
+    v.limit((int) (sockEnd - sockStart)).position((int) (moved - sockStart));
+    return v;
   }
 
-  /** Records {@code n} bytes through the socket (at most what {@link #next()} or {@link #fill} offered). */
+  /** Records {@code n} bytes through the socket (at most what {@link #next()} offered). */
   void advance(long n) {
+    moved += n;
     if (trace != null && n > 0) {
       long now = System.nanoTime();
       if (trace[GpuStageTrace.T_FIRST] == 0) trace[GpuStageTrace.T_FIRST] = now;
-      if (moved + n == total) trace[GpuStageTrace.T_LAST] = now;
+      if (moved == total) trace[GpuStageTrace.T_LAST] = now;
     }
-    while (n > 0) {
-      long take = Math.min(n, sockEnd - moved);
-      moved += take;
-      n -= take;
-      if (moved != sockEnd) return;
-      int done = sockPiece;
-      if (moved < total) {
-        sockPiece++;
-        sockStart = sockEnd;
-        sockEnd = plan.start(sockPiece + 1);
-      }
-      if (outbound) {
-        issue();
-      } else if (failure == null) {
-        try {
-          copyChunk(done % SLOTS, moved - issued);
-        } catch (RuntimeException e) {
-          fail(e);
-        }
+    if (moved != sockEnd || n == 0) return;
+    int done = sockPiece;
+    if (moved < total) {
+      sockPiece++;
+      sockStart = sockEnd;
+      sockEnd = plan.start(sockPiece + 1);
+    }
+    if (outbound) {
+      issue();
+    } else if (failure == null) {
+      try {
+        copyChunk(done % SLOTS, moved - issued);
+      } catch (RuntimeException e) {
+        fail(e);
       }
     }
   }

@@ -225,8 +225,8 @@ final class InitiatorConnection extends TcpConnection {
     while (true) {
       int n = 0;
       if (frame.hasRemaining()) out.iov[n++] = frame;
-      // every piece whose copy is done goes in one gathering write
-      if (st.remaining() > 0) n += st.fill(out.iov, n, GpuStager.SLOTS);
+      ByteBuffer v = st.remaining() > 0 ? st.next() : null;
+      if (v != null) out.iov[n++] = v;
       if (n == 0) {
         if (st.remaining() == 0) {
           st.finish();
@@ -237,12 +237,10 @@ final class InitiatorConnection extends TcpConnection {
         return false;
       }
       long before = frame.remaining();
-      long offered = 0;
-      for (int i = 0; i < n; i++) offered += out.iov[i].remaining();
       long w = write(out.iov, n);
       long payload = w - (before - frame.remaining());
       if (payload > 0) st.advance(payload);
-      if (w < offered) {
+      if (frame.hasRemaining() || (v != null && v.hasRemaining())) {
         interest(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
         return false;
       }

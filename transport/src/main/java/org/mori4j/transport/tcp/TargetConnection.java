@@ -51,8 +51,6 @@ final class TargetConnection extends TcpConnection {
   private final ByteBuffer message = direct(MAX_SMALL_PAYLOAD);
   private final BlockCursor cursor = new BlockCursor(new RegionViews());
   private final ByteBuffer[] iov2 = new ByteBuffer[2];
-  /** A READ response's header and the staged GPU pieces that go with it in one write. */
-  private final ByteBuffer[] gpuIov = new ByteBuffer[1 + GpuStager.SLOTS];
 
   // current request
   private int type, flags, entryCount, parts;
@@ -466,9 +464,9 @@ final class TargetConnection extends TcpConnection {
     GpuStager st = outStager();
     while (true) {
       int n = 0;
-      if (resp.hasRemaining()) gpuIov[n++] = resp;
-      // every piece whose copy is done goes in one gathering write
-      if (st.remaining() > 0) n += st.fill(gpuIov, n, GpuStager.SLOTS);
+      if (resp.hasRemaining()) iov2[n++] = resp;
+      ByteBuffer v = st.remaining() > 0 ? st.next() : null;
+      if (v != null) iov2[n++] = v;
       if (n == 0) {
         if (st.remaining() == 0) {
           st.finish();
@@ -479,12 +477,10 @@ final class TargetConnection extends TcpConnection {
         return false;
       }
       long before = resp.remaining();
-      long offered = 0;
-      for (int i = 0; i < n; i++) offered += gpuIov[i].remaining();
-      long w = write(gpuIov, n);
+      long w = write(iov2, n);
       long payload = w - (before - resp.remaining());
       if (payload > 0) st.advance(payload);
-      if (w < offered) {
+      if (resp.hasRemaining() || (v != null && v.hasRemaining())) {
         interest(SelectionKey.OP_WRITE);
         return false;
       }

@@ -37,8 +37,6 @@ abstract class TcpConnection {
   private final ByteBuffer[] headerIov = new ByteBuffer[2];
   /** Staging for GPU payloads, opened on first use: device to socket, and socket to device. */
   private GpuStager outStager;
-  /** The staging views of one scattering read ({@link #stageIn}). */
-  private final ByteBuffer[] gpuIov = new ByteBuffer[GpuStager.SLOTS];
   private GpuStager inStager;
   /** TLS under this connection's reads and writes; null on the plain path, which then costs one null check per call. */
   TlsChannel tls;
@@ -195,18 +193,15 @@ abstract class TcpConnection {
    */
   final boolean stageIn(GpuStager st, String closed) throws IOException {
     while (st.remaining() > 0) {
-      // one scattering read into every piece whose buffer is free
-      int n = st.fill(gpuIov, 0, GpuStager.SLOTS);
-      if (n == 0) {
+      ByteBuffer v = st.next();
+      if (v == null) {
         pauseReadForGpu();
         return false;
       }
-      long offered = 0;
-      for (int i = 0; i < n; i++) offered += gpuIov[i].remaining();
-      long r = in(gpuIov, n);
+      int r = in(v);
       if (r < 0) throw new IOException(closed);
       if (r > 0) st.advance(r);
-      if (r < offered) {
+      if (v.hasRemaining()) {
         resumeRead();
         return false;
       }
