@@ -36,7 +36,7 @@ class ClusterFlapTest {
         List<Ready> all = startWritingMesh(net, "f", keys, env, PORT, START, procs);
         Ready r0 = all.get(0), r1 = all.get(1), r2 = all.get(2);
         NodeProcess n0 = r0.node(), n1 = r1.node(), n2 = r2.node();
-        Thread.sleep(2000);
+        awaitEveryPairMoved(all, Duration.ofSeconds(20)); // traffic flows in every direction before the fault
         int[] from = {n0.size(), n1.size(), n2.size()};
 
         long cutAt = System.currentTimeMillis();

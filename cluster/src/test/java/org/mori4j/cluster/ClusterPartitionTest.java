@@ -37,7 +37,7 @@ class ClusterPartitionTest {
         Ready r0 = all.get(0), r1 = all.get(1), r2 = all.get(2);
         NodeProcess n0 = r0.node(), n1 = r1.node(), n2 = r2.node();
         String seed0 = r0.hostPort();
-        Thread.sleep(2000);
+        awaitEveryPairMoved(all, Duration.ofSeconds(20)); // traffic flows in every direction before the fault
         for (Ready r : all) {
           var s = stats(r.node());
           for (Ready o : all) {

@@ -45,7 +45,7 @@ class ClusterSigkillTest {
         awaitRegistered(r.node(), 0, others, Duration.ofSeconds(60));
       }
       for (Ready r : all) r.node().send("write-loop");
-      Thread.sleep(2000);
+      awaitEveryPairMoved(all, Duration.ofSeconds(20)); // traffic flows in every direction before the fault
       for (Ready r : all) {
         var s = stats(r.node());
         for (Ready o : all) {

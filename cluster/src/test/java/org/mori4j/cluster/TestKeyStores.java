@@ -11,7 +11,10 @@ import java.util.concurrent.TimeUnit;
  * Fresh PKCS12 key and trust stores made at test time with the JDK's own {@code keytool}, so no key material
  * is checked in: a certificate authority, members whose certificates it signs (each with a SAN for
  * 127.0.0.1, so hostname verification can be on), a trust store holding only the CA, and self-signed
- * stores that no member trusts.
+ * stores that no member trusts. The keytool commands run in this JVM ({@code sun.security.tools.keytool.Main}, opened
+ * to the tests by the cluster module's surefire {@code --add-exports}): some twenty of them, each a JVM start as a
+ * separate process, took 8-17 s of the module's test time. Where that package is not opened (a run outside Maven),
+ * they run as {@code keytool} processes, as before.
  */
 final class TestKeyStores {
   static final String PASSWORD = "mori4j-test-pass";
@@ -64,6 +67,34 @@ final class TestKeyStores {
     return ks;
   }
 
+  /** keytool's {@code run(String[], PrintStream)}, or null when its package is not opened to this module. */
+  private static final java.lang.reflect.Method IN_PROCESS = keytoolRun();
+
+  private static java.lang.reflect.Method keytoolRun() {
+    try {
+      Class<?> main = Class.forName("sun.security.tools.keytool.Main");
+      if (!main.getModule().isExported(main.getPackageName(), TestKeyStores.class.getModule())) return null;
+      return main.getMethod("run", String[].class, java.io.PrintStream.class);
+    } catch (ReflectiveOperationException e) {
+      return null;
+    }
+  }
+
+  /** The command without its program name, through a fresh keytool instance; its exit code and output as the process gives them. */
+  private static void inProcess(List<String> cmd) throws IOException {
+    java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
+    int code;
+    try (java.io.PrintStream out = new java.io.PrintStream(buf, true, StandardCharsets.UTF_8)) {
+      Object tool = IN_PROCESS.getDeclaringClass().getConstructor().newInstance();
+      code = (Integer) IN_PROCESS.invoke(tool, (Object) cmd.subList(1, cmd.size()).toArray(String[]::new), out);
+    } catch (java.lang.reflect.InvocationTargetException e) {
+      throw new IOException("keytool failed: " + cmd + "\n" + buf.toString(StandardCharsets.UTF_8), e.getCause());
+    } catch (ReflectiveOperationException e) {
+      throw new IOException("keytool could not run in this JVM: " + cmd, e);
+    }
+    if (code != 0) throw new IOException("keytool failed (" + code + "): " + cmd + "\n" + buf.toString(StandardCharsets.UTF_8));
+  }
+
   private static void keytool(Object... args) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(KEYTOOL));
     for (Object a : args) cmd.add(a.toString());
@@ -72,6 +103,10 @@ final class TestKeyStores {
     if (cmd.contains("-gencert")) cmd.addAll(List.of("-validity", "2"));
     cmd.addAll(List.of("-storetype", "PKCS12", "-storepass", PASSWORD));
     if (cmd.contains("-genkeypair")) cmd.addAll(List.of("-keypass", PASSWORD));
+    if (IN_PROCESS != null) {
+      inProcess(cmd);
+      return;
+    }
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
     String out;
     try {

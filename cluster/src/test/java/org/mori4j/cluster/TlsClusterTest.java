@@ -8,7 +8,9 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -21,6 +23,7 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.cluster.Member;
 import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -37,7 +40,9 @@ import org.mori4j.io.TransferStatus;
  * members whose certificates the test CA signed form a cluster on 127.0.0.1 and their engines register each
  * other and move bytes; a member with a certificate the CA never signed, one whose certificate names another
  * host (hostname verification is on), and a member speaking plain TCP, do not get in. The refusals are checked against a running TLS seed that admitted a trusted member in the
- * same way, so a seed that admits nobody cannot pass them.
+ * same way, so a seed that admits nobody cannot pass them. The three outsiders are independent of each other, so
+ * they try to join one such seed at the same time and are watched together for the whole {@link #REFUSED_FOR}
+ * ({@link Refusals}): each refusal test reads its own outsider's record instead of waiting out the window again.
  */
 class TlsClusterTest {
   private static final Duration FORM = Duration.ofSeconds(20);
@@ -73,6 +78,11 @@ class TlsClusterTest {
     for (CompletionStage<Done> s : stopped) s.toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
+  @AfterAll
+  static void stopRefusals() throws Exception {
+    if (refusals != null) refusals.stop();
+  }
+
   private static ClusterSettings.Builder tls(Path keyStore, Path trustStore) {
     return ClusterSettings.builder().tls(true).keyStore(keyStore, TestKeyStores.PASSWORD).trustStore(trustStore, TestKeyStores.PASSWORD)
         // certificates carry a SAN for 127.0.0.1, so the strict setting holds here
@@ -81,6 +91,10 @@ class TlsClusterTest {
   }
 
   private ActorSystem<Void> start(ClusterSettings s) {
+    return start(s, systems, stopped);
+  }
+
+  private static ActorSystem<Void> start(ClusterSettings s, List<ActorSystem<Void>> systems, List<CompletionStage<Done>> stopped) {
     ActorSystem<Void> sys = s.startSystem();
     systems.add(sys);
     stopped.add(MemberStop.whenStopped(sys));
@@ -127,29 +141,23 @@ class TlsClusterTest {
 
   @Test
   void aNodeWithACertificateTheClusterDoesNotTrustCannotJoin() throws Exception {
-    ActorSystem<Void> seed = trustedPair();
     // the stranger trusts the cluster's CA, so it accepts the seed; the seed refuses the stranger (it has no
     // certificate the CA signed to present), in both directions of Artery's connections
-    ActorSystem<Void> stranger = start(tls(strangerStore, stores.trustStore()).seed(hostPort(seed)).build());
-    assertStaysOut(seed, stranger);
+    refusals().assertStayedOut(STRANGER);
   }
 
   @Test
   void withHostnameVerificationANodeWhoseCertificateNamesAnotherHostCannotJoin() throws Exception {
-    ActorSystem<Void> seed = trustedPair();
     // signed by the cluster's CA, but for elsewhere.invalid, while the node listens on 127.0.0.1: the seed's
     // connection to it fails verification, so Artery's handshake never completes and the join is never answered
-    ActorSystem<Void> elsewhere = start(tls(elsewhereStore, stores.trustStore()).seed(hostPort(seed)).build());
-    assertStaysOut(seed, elsewhere);
+    refusals().assertStayedOut(ELSEWHERE);
   }
 
   @Test
   void aPlainTcpNodeCannotJoinATlsCluster() throws Exception {
-    ActorSystem<Void> seed = trustedPair();
-    ActorSystem<Void> plain = start(ClusterSettings.builder().seed(hostPort(seed))
-        .override("pekko.cluster.jmx.multi-mbeans-in-same-jvm", "on").build());
-    assertEquals("tcp", plain.settings().config().getString("pekko.remote.artery.transport"));
-    assertStaysOut(seed, plain);
+    Refusals r = refusals();
+    assertEquals("tcp", r.outsiders.get(PLAIN).settings().config().getString("pekko.remote.artery.transport"));
+    r.assertStayedOut(PLAIN);
   }
 
   @Test
@@ -197,27 +205,72 @@ class TlsClusterTest {
     }
   }
 
-  /** A TLS seed that has just admitted a trusted member: proof that it accepts joins at all. */
-  private ActorSystem<Void> trustedPair() throws Exception {
-    ActorSystem<Void> seed = start(tls(seedStore, stores.trustStore()).build());
-    awaitUp(seed, 1);
-    ActorSystem<Void> member = start(tls(memberStore, stores.trustStore()).seed(hostPort(seed)).build());
-    awaitUp(seed, 2);
-    awaitUp(member, 2);
-    return seed;
+  private static final String STRANGER = "stranger", ELSEWHERE = "elsewhere", PLAIN = "plain";
+  private static Refusals refusals;
+
+  /** The refusal tests' seed and outsiders, started by whichever of them runs first. */
+  private static synchronized Refusals refusals() throws Exception {
+    if (refusals == null) refusals = new Refusals();
+    return refusals;
   }
 
-  private static void assertStaysOut(ActorSystem<Void> seed, ActorSystem<Void> outsider) throws InterruptedException {
-    long deadline = System.nanoTime() + REFUSED_FOR.toNanos();
-    while (System.nanoTime() < deadline) {
-      Set<String> known = addresses(seed);
-      assertFalse(known.contains(outsider.address().toString()),
-          "the TLS cluster accepted " + outsider.address() + " as a member: " + known);
-      assertEquals(2, known.size(), "members of the TLS cluster: " + known);
-      MemberStatus self = Cluster.get(outsider).selfMember().status();
-      assertNotEquals(MemberStatus.up(), self, "the outsider believes it is Up");
-      assertNotEquals(MemberStatus.joining(), self, "the outsider got as far as Joining");
-      Thread.sleep(200);
+  /**
+   * A TLS seed that has just admitted a trusted member (proof that it accepts joins at all), then the three outsiders
+   * pointed at it together: a stranger's certificate, one for another host, plain TCP. Each outsider is watched for
+   * {@link #REFUSED_FOR} from its start; the first thing that would have let it in is recorded against it.
+   */
+  private static final class Refusals {
+    final List<ActorSystem<Void>> systems = new ArrayList<>();
+    final List<CompletionStage<Done>> stopped = new ArrayList<>();
+    final ActorSystem<Void> seed;
+    final Map<String, ActorSystem<Void>> outsiders = new LinkedHashMap<>();
+    final Map<String, String> violations = new java.util.concurrent.ConcurrentHashMap<>();
+    final long watchEnd;
+    boolean watched;
+
+    Refusals() throws Exception {
+      try {
+        seed = start(tls(seedStore, stores.trustStore()).build(), systems, stopped);
+        awaitUp(seed, 1);
+        ActorSystem<Void> member = start(tls(memberStore, stores.trustStore()).seed(hostPort(seed)).build(), systems, stopped);
+        awaitUp(seed, 2);
+        awaitUp(member, 2);
+        outsiders.put(STRANGER, start(tls(strangerStore, stores.trustStore()).seed(hostPort(seed)).build(), systems, stopped));
+        outsiders.put(ELSEWHERE, start(tls(elsewhereStore, stores.trustStore()).seed(hostPort(seed)).build(), systems, stopped));
+        outsiders.put(PLAIN, start(ClusterSettings.builder().seed(hostPort(seed))
+            .override("pekko.cluster.jmx.multi-mbeans-in-same-jvm", "on").build(), systems, stopped));
+      } catch (Exception | AssertionError e) {
+        for (ActorSystem<Void> s : systems) s.terminate(); // the next refusal test starts over
+        throw e;
+      }
+      watchEnd = System.nanoTime() + REFUSED_FOR.toNanos();
+    }
+
+    /** Watches every outsider until the window ends (once), then fails with what let {@code name} in, if anything did. */
+    synchronized void assertStayedOut(String name) throws InterruptedException {
+      if (!watched) {
+        while (System.nanoTime() < watchEnd) {
+          Set<String> known = addresses(seed);
+          outsiders.forEach((who, outsider) -> {
+            String v = null;
+            MemberStatus self = Cluster.get(outsider).selfMember().status();
+            if (known.contains(outsider.address().toString())) v = "the TLS cluster accepted " + outsider.address() + " as a member: " + known;
+            else if (known.size() != 2) v = "members of the TLS cluster: expected 2 (seed and member), got " + known;
+            else if (self.equals(MemberStatus.up())) v = "the outsider believes it is Up";
+            else if (self.equals(MemberStatus.joining())) v = "the outsider got as far as Joining";
+            if (v != null) violations.putIfAbsent(who, v);
+          });
+          Thread.sleep(200);
+        }
+        watched = true;
+      }
+      String v = violations.get(name);
+      assertNull(v, name + " (" + outsiders.get(name).address() + "): " + v);
+    }
+
+    void stop() throws Exception {
+      for (ActorSystem<Void> s : systems) s.terminate();
+      for (CompletionStage<Done> s : stopped) s.toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
   }
 

@@ -87,6 +87,27 @@ public final class Nodes {
     return List.copyOf(all);
   }
 
+  /**
+   * Polls every node's STATS until each has moved bytes to every other one, or {@code limit} passed: the write loops are
+   * known to be running without waiting a fixed time for them. The caller then asserts on the STATS it takes itself.
+   */
+  public static void awaitEveryPairMoved(List<Ready> nodes, Duration limit) throws InterruptedException {
+    long end = System.nanoTime() + limit.toNanos();
+    while (true) {
+      boolean moved = true;
+      for (Ready r : nodes) {
+        Map<String, Map<String, String>> s = stats(r.node());
+        for (Ready o : nodes) {
+          if (o == r) continue;
+          Map<String, String> kv = s.get(o.key());
+          if (kv == null || kv.get("ok") == null || Long.parseLong(kv.get("ok")) == 0) moved = false;
+        }
+      }
+      if (moved || System.nanoTime() - end >= 0) return;
+      Thread.sleep(100);
+    }
+  }
+
   /** The engine keys of every node in {@code all} but {@code r}. */
   public static Set<String> othersOf(Ready r, List<Ready> all) {
     Set<String> out = new HashSet<>();
