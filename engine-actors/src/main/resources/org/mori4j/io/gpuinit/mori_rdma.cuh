@@ -3,7 +3,10 @@
 // run time with the kernel (NVRTC on NVIDIA, hiprtc on AMD). GpuInitiatedKernels puts this file in front of
 // the kernel's source, so the library inlines into the kernel; a kernel may also say
 // #include "mori_rdma.cuh" (GpuInitiatedKernels replaces that line; the include guard makes a second copy a
-// no-op, which is how mori_shmem.cuh reuses it).
+// no-op). mori_shmem.cuh (the shmem module) is built on this file: ShmemKernels puts its text where the shmem
+// library includes it, and the shmem calls to PEs without a direct path post through the functions below, so
+// this file is the one writer of the queue protocol on the device. The mori_rdma_internal_* helpers are for
+// such libraries, not for kernels.
 //
 // What a kernel gets: a MoriRdmaEndpoint* (RdmaEndpoint.address() on the host), the address and lkey of its
 // own registered buffers and the address and rkey of the peer's (RdmaMemoryRegion). The endpoint's block
@@ -27,7 +30,13 @@
 // Waits (queue space, publication order, retirement, completions) give up after the endpoint's
 // waitTimeoutNs (mori4j.gpu-initiated.wait-timeout; 0 = never) and trap with a printf naming the endpoint's
 // qpn, the wait and the indices involved, so a dead proxy or a forgotten doorbell fails the kernel's stream
-// instead of spinning for ever.
+// instead of spinning for ever. A library built on this one may define MORI_RDMA_TRAP_CONTEXT(ep) before it
+// includes this file: every trap that names an endpoint calls it after its own message, to print what the
+// endpoint is to that library (mori_shmem.cuh prints this PE and the PE the endpoint leads to).
+// Every wait pauses about 256 ns between two reads: the words it reads live in pinned host memory, each read is
+// a PCIe round trip, and threads re-reading them back to back flood the link with the same kind of requests
+// that the GPU's copy engines need to stage the proxy's own transfers. (Added for shmem's endpoints, where a
+// stall on 1x H100 was first blamed on it; that stall was CUDA's lazy module loading, so no gain is measured.)
 #ifndef MORI_RDMA_CUH
 #define MORI_RDMA_CUH
 
@@ -35,8 +44,8 @@
 #define MORI_RDMA_HIP 1
 #endif
 
-// NVRTC and hiprtc have no <stdint.h>. The same typedefs as mori_shmem.cuh (glibc's LP64 types; a repeated
-// identical typedef is legal C++), skipped when the kernel brings its own <cstdint>.
+// NVRTC and hiprtc have no <stdint.h>: glibc's LP64 types, the only copy (mori_shmem.cuh gets them from here),
+// skipped when the kernel brings its own <cstdint> and defines either of the two NO_STDINT_TYPEDEFS macros.
 #if !defined(MORI_RDMA_NO_STDINT_TYPEDEFS) && !defined(MORI_SHMEM_NO_STDINT_TYPEDEFS) && \
     (defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__))
 typedef signed char int8_t;
@@ -197,6 +206,10 @@ typedef struct {
 
 // ---- internals ----
 
+#ifndef MORI_RDMA_TRAP_CONTEXT
+#define MORI_RDMA_TRAP_CONTEXT(ep) ((void) 0)
+#endif
+
 MORI_RDMA_DEVICE void mori_rdma_internal_trap() {
 #if defined(MORI_RDMA_HIP)
   abort();
@@ -229,7 +242,17 @@ MORI_RDMA_DEVICE void mori_rdma_internal_store(unsigned long long* p, unsigned l
 MORI_RDMA_DEVICE void mori_rdma_internal_fail(const MoriRdmaEndpoint* ep, const char* what, unsigned long long a,
                                               unsigned long long b) {
   printf("mori_rdma: endpoint qpn %u: %s (%llu, %llu)\n", ep == 0 ? 0u : ep->qpn, what, a, b);
+  MORI_RDMA_TRAP_CONTEXT(ep);
   mori_rdma_internal_trap();
+}
+
+// The pause between two reads of a word in the endpoint's block (pinned host memory; see the header comment).
+MORI_RDMA_DEVICE void mori_rdma_internal_pause() {
+#if defined(MORI_RDMA_HIP)
+  __builtin_amdgcn_s_sleep(2);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  __nanosleep(256);
+#endif
 }
 
 // Called every so many spins of a wait that started at start: traps once waitTimeoutNs has passed.
@@ -240,6 +263,7 @@ MORI_RDMA_DEVICE void mori_rdma_internal_wait_check(const MoriRdmaEndpoint* ep, 
   if (limit != 0 && mori_rdma_internal_now_ns() - start > limit) {
     printf("mori_rdma: endpoint qpn %u: %s timed out after %llu ns (%s %llu, %s %llu, state %u, errors %u)\n", ep->qpn, wait,
            limit, idxName, idx, seenName, seen, mori_rdma_internal_load32(&ep->state), mori_rdma_internal_load32(&ep->errorCount));
+    MORI_RDMA_TRAP_CONTEXT(ep);
     mori_rdma_internal_trap();
   }
 }
@@ -286,6 +310,7 @@ MORI_RDMA_DEVICE void mori_rdma_update_send_dbr_record(MoriRdmaEndpoint* ep, uns
   unsigned long long seen;
   unsigned int spins = 0;
   while ((seen = mori_rdma_internal_load(&ep->sqDbrRecord)) < idx) {
+    mori_rdma_internal_pause();
     if ((++spins & 1023u) == 0)
       mori_rdma_internal_wait_check(ep, start, "publishing WQEs (an earlier reserved WQE was never published)", "index", idx,
                                     "sqDbrRecord", seen);
@@ -309,6 +334,7 @@ MORI_RDMA_DEVICE unsigned long long mori_rdma_reserve_send(MoriRdmaEndpoint* ep,
     const unsigned long long start = mori_rdma_internal_now_ns();
     unsigned int spins = 0;
     while (idx + n - (retired = mori_rdma_internal_load(&ep->sqRetired)) > depth) {
+      mori_rdma_internal_pause();
       if ((++spins & 1023u) == 0)
         mori_rdma_internal_wait_check(ep, start, "waiting for room in the send queue (queue full)", "index", idx, "sqRetired",
                                       retired);
@@ -424,13 +450,20 @@ MORI_RDMA_POSTS(warp)
 MORI_RDMA_POSTS(block)
 #undef MORI_RDMA_POSTS
 
-// Remote atomics on an 8-byte aligned word: the old value lands in the endpoint's result cell of the WQE
-// (mori_rdma_atomic_result once the WQE retired; the cell is reused sqDepth posts later).
+// WQE idx's 8-byte result cell in the endpoint's block (registered under ep->internalLkey; reused sqDepth posts
+// later): where an atomic's old value lands, and the local side of any WQE of up to 8 bytes that has no buffer of
+// its own (mori_shmem.cuh stages a p's value in it for a WRITE, and a g's READ lands in it).
+MORI_RDMA_DEVICE unsigned long long* mori_rdma_result_cell(MoriRdmaEndpoint* ep, unsigned long long idx) {
+  return ((unsigned long long*) ep->atomicResults) + (idx & (unsigned long long) (ep->sqDepth - 1));
+}
+
+// Remote atomics on an 8-byte aligned word: the old value lands in the WQE's result cell (mori_rdma_atomic_result
+// once the WQE retired).
 MORI_RDMA_DEVICE unsigned long long mori_rdma_post_atomic_fetch_add_thread(MoriRdmaEndpoint* ep, unsigned long long raddr,
                                                                            unsigned int rkey, unsigned long long add,
                                                                            unsigned int flags, unsigned long long wrId) {
   const unsigned long long idx = mori_rdma_reserve_send(ep, 1);
-  const unsigned long long cell = ep->atomicResults + 8ull * (idx & (unsigned long long) (ep->sqDepth - 1));
+  const unsigned long long cell = (unsigned long long) mori_rdma_result_cell(ep, idx);
   mori_rdma_write_wqe(ep, idx, MORI_RDMA_OP_ATOMIC_FETCH_AND_ADD, flags, wrId, cell, ep->internalLkey, 8, raddr, rkey, 0, add, 0);
   mori_rdma_update_send_dbr_record(ep, idx, 1);
   return idx;
@@ -441,17 +474,17 @@ MORI_RDMA_DEVICE unsigned long long mori_rdma_post_atomic_cas_thread(MoriRdmaEnd
                                                                      unsigned long long swap, unsigned int flags,
                                                                      unsigned long long wrId) {
   const unsigned long long idx = mori_rdma_reserve_send(ep, 1);
-  const unsigned long long cell = ep->atomicResults + 8ull * (idx & (unsigned long long) (ep->sqDepth - 1));
+  const unsigned long long cell = (unsigned long long) mori_rdma_result_cell(ep, idx);
   mori_rdma_write_wqe(ep, idx, MORI_RDMA_OP_ATOMIC_CMP_AND_SWP, flags, wrId, cell, ep->internalLkey, 8, raddr, rkey, 0, compare,
                       swap);
   mori_rdma_update_send_dbr_record(ep, idx, 1);
   return idx;
 }
 
-// The old value an atomic WQE idx fetched; valid after mori_rdma_wait_retired(ep, idx) (or its CQE) and
-// before the endpoint's next sqDepth posts.
+// The old value an atomic WQE idx fetched (or what a READ into its result cell brought); valid after
+// mori_rdma_wait_retired(ep, idx) (or its CQE) and before the endpoint's next sqDepth posts.
 MORI_RDMA_DEVICE unsigned long long mori_rdma_atomic_result(MoriRdmaEndpoint* ep, unsigned long long idx) {
-  return mori_rdma_internal_load(((unsigned long long*) ep->atomicResults) + (idx & (unsigned long long) (ep->sqDepth - 1)));
+  return mori_rdma_internal_load(mori_rdma_result_cell(ep, idx));
 }
 
 // ---- retirement ----
@@ -471,6 +504,7 @@ MORI_RDMA_DEVICE int mori_rdma_wait_retired(MoriRdmaEndpoint* ep, unsigned long 
   unsigned long long retired;
   unsigned int spins = 0;
   while ((retired = mori_rdma_internal_load(&ep->sqRetired)) <= idx) {
+    mori_rdma_internal_pause();
     if ((++spins & 1023u) == 0)
       mori_rdma_internal_wait_check(ep, start, "waiting for a WQE to retire (is the CQ full and nobody polls it?)", "index", idx,
                                     "sqRetired", retired);
@@ -521,6 +555,7 @@ MORI_RDMA_DEVICE int mori_rdma_wait_cq(MoriRdmaEndpoint* ep, MoriRdmaCqe* out) {
   const unsigned long long start = mori_rdma_internal_now_ns();
   unsigned int spins = 0;
   while (!mori_rdma_poll_cq(ep, out)) {
+    mori_rdma_internal_pause();
     if ((++spins & 1023u) == 0)
       mori_rdma_internal_wait_check(ep, start, "waiting for a completion (was the doorbell rung? was the WR signaled?)",
                                     "cqPollIdx", mori_rdma_internal_load(&ep->cqPollIdx), "cqProducerIdx",
@@ -538,6 +573,7 @@ MORI_RDMA_DEVICE void mori_rdma_update_recv_dbr_record(MoriRdmaEndpoint* ep, uns
   unsigned long long seen;
   unsigned int spins = 0;
   while ((seen = mori_rdma_internal_load(&ep->rqDbrRecord)) < idx) {
+    mori_rdma_internal_pause();
     if ((++spins & 1023u) == 0)
       mori_rdma_internal_wait_check(ep, start, "publishing receive WQEs (an earlier one was never published)", "index", idx,
                                     "rqDbrRecord", seen);
@@ -560,6 +596,7 @@ MORI_RDMA_DEVICE unsigned long long mori_rdma_post_recv_thread(MoriRdmaEndpoint*
     const unsigned long long start = mori_rdma_internal_now_ns();
     unsigned int spins = 0;
     while (idx + 1 - (retired = mori_rdma_internal_load(&ep->rqRetired)) > depth) {
+      mori_rdma_internal_pause();
       if ((++spins & 1023u) == 0)
         mori_rdma_internal_wait_check(ep, start, "waiting for room in the receive queue", "index", idx, "rqRetired", retired);
     }

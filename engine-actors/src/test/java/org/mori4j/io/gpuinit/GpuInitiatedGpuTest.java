@@ -220,6 +220,10 @@ class GpuInitiatedGpuTest {
       Arrays.sort(sorted);
       for (int i = 0; i < n; i++) assertEquals(i, sorted[i], "fetch-add old values are a permutation of 0..255");
       assertEquals(n, rigB.longs(p.bufB().address() + 64, 1)[0]);
+      assertTrue(rigA.runAndWait("t_atomics", 1, n, KernelArgs.of().pointer(p.a().address()).i64(word).i32(p.peerOfB().rkey()).i32(2)
+          .pointer(old.address()).pointer(st.address()), 60_000));
+      for (int s : rigA.ints(st.address(), n)) assertEquals(0, s);
+      for (long v : rigA.longs(old.address(), n)) assertEquals(n, v, "a READ into the WQE's result cell brings the word");
 
       long word2 = word + 8;
       assertTrue(rigA.runAndWait("t_atomics", 1, n, KernelArgs.of().pointer(p.a().address()).i64(word2).i32(p.peerOfB().rkey()).i32(1)
@@ -233,7 +237,7 @@ class GpuInitiatedGpuTest {
       assertTrue(winner >= 0, "no CAS succeeded");
       for (int t = 0; t < n; t++) if (t != winner) assertEquals(winner + 1L, cas[t], "a failed CAS returns the winner's value");
       assertEquals(winner + 1L, rigB.longs(p.bufB().address() + 72, 1)[0]);
-      System.out.printf(Locale.ROOT, "gpuinit: 256 fetch-adds: old values a permutation of 0..255, word 256; 256 CAS 0->t+1: one winner (t=%d)%n", winner);
+      System.out.printf(Locale.ROOT, "gpuinit: 256 fetch-adds: old values a permutation of 0..255, word 256, read back 256 times into result cells; 256 CAS 0->t+1: one winner (t=%d)%n", winner);
     } finally {
       close(p);
     }

@@ -48,7 +48,7 @@ class GpuInitiatedKernelsTest {
   void theTestKernelsCallEveryDeviceFunctionOfTheHeader() {
     String header = GpuInitiatedKernels.deviceLibrary();
     String kernels = testKernels();
-    Matcher m = Pattern.compile("MORI_RDMA_DEVICE [a-z ]+?\\b((?:mori_rdma_(?!internal_)|Post|Update|Ring|Poll)\\w+)\\(").matcher(header);
+    Matcher m = Pattern.compile("MORI_RDMA_DEVICE [a-z *]+?\\b((?:mori_rdma_(?!internal_)|Post|Update|Ring|Poll)\\w+)\\(").matcher(header);
     int functions = 0;
     while (m.find()) {
       functions++;
@@ -77,6 +77,22 @@ class GpuInitiatedKernelsTest {
     for (String kernel : KERNELS) assertTrue(ptx.contains(".entry " + kernel), kernel);
     assertTrue(ptx.contains("membar.sys") || ptx.contains("fence.sc.sys"), "the doorbell's system-scope fence is in the code");
     assertTrue(ptx.contains("atom.global.max.u64") || ptx.contains("atom.max.u64") || ptx.contains(".max.u64"), "RingDoorbell is an atomic max");
+  }
+
+  @Test
+  void aLibraryBuiltOnTheHeaderHasItsTrapContextPrintedByTheHeadersTraps() {
+    Assumptions.assumeTrue(Nvrtc.library().available(), "no NVRTC here: " + Nvrtc.library().failure());
+    String kernel = "extern \"C\" __global__ void k(MoriRdmaEndpoint* ep, int* st) {\n"
+        + "  st[0] = mori_rdma_wait_retired(ep, mori_rdma_post_write_thread(ep, 0, 0, 0, 0, 8, 0, 1));\n}\n";
+    String hook = "#define MORI_RDMA_TRAP_CONTEXT(ep) printf(\"trap-context-4711 %u\\n\", (ep) == 0 ? 0u : (ep)->qpn)\n";
+    StringBuilder marker = new StringBuilder();
+    for (byte b : "trap-context-4711".getBytes(StandardCharsets.US_ASCII)) marker.append(marker.isEmpty() ? "" : ", ").append(b);
+    String with = new String(Nvrtc.compile(hook + GpuInitiatedKernels.withDeviceLibrary(kernel, "k.cu"), "k.cu", "-arch=compute_90"),
+        StandardCharsets.US_ASCII);
+    String without = new String(Nvrtc.compile(GpuInitiatedKernels.withDeviceLibrary(kernel, "k.cu"), "k.cu", "-arch=compute_90"),
+        StandardCharsets.US_ASCII);
+    assertTrue(with.contains(marker), "the hook's message is in the code of a kernel whose waits can trap");
+    assertFalse(without.contains(marker), "no hook, no message");
   }
 
   @Test

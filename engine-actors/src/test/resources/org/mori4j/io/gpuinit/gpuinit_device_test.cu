@@ -61,12 +61,22 @@ extern "C" __global__ void t_recv(MoriRdmaEndpoint* ep, unsigned long long laddr
 }
 
 // Every thread posts one unsignaled remote atomic on the word at raddr and waits for it: mode 0 fetch-add 1,
-// mode 1 compare-and-swap 0 -> tid + 1. old[tid] = the value fetched, status[tid] = mori_rdma_wait_retired's.
+// mode 1 compare-and-swap 0 -> tid + 1; mode 2 is an 8-byte READ of the word into the WQE's result cell, posted
+// by hand. old[tid] = the value fetched, status[tid] = mori_rdma_wait_retired's.
 extern "C" __global__ void t_atomics(MoriRdmaEndpoint* ep, unsigned long long raddr, unsigned int rkey, int mode,
                                      unsigned long long* old, int* status) {
   const unsigned int tid = blockIdx.x * blockDim.x + threadIdx.x;
-  const unsigned long long idx = mode == 0 ? mori_rdma_post_atomic_fetch_add_thread(ep, raddr, rkey, 1ull, 0, 0x3000ull + tid)
-                                           : mori_rdma_post_atomic_cas_thread(ep, raddr, rkey, 0ull, tid + 1ull, 0, 0x3000ull + tid);
+  unsigned long long idx;
+  if (mode == 0) {
+    idx = mori_rdma_post_atomic_fetch_add_thread(ep, raddr, rkey, 1ull, 0, 0x3000ull + tid);
+  } else if (mode == 1) {
+    idx = mori_rdma_post_atomic_cas_thread(ep, raddr, rkey, 0ull, tid + 1ull, 0, 0x3000ull + tid);
+  } else {
+    idx = mori_rdma_reserve_send(ep, 1);
+    mori_rdma_write_wqe(ep, idx, MORI_RDMA_OP_RDMA_READ, 0, 0x3000ull + tid, (unsigned long long) mori_rdma_result_cell(ep, idx),
+                        ep->internalLkey, 8, raddr, rkey, 0, 0, 0);
+    mori_rdma_update_send_dbr_record(ep, idx, 1);
+  }
   status[tid] = mori_rdma_wait_retired(ep, idx);
   old[tid] = mori_rdma_atomic_result(ep, idx);
 }
