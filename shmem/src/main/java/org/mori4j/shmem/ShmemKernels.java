@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.mori4j.io.gpuinit.GpuQueueLayout;
+import org.mori4j.io.gpuinit.GpuInitiatedKernels;
 import org.mori4j.natives.gpu.GpuModule;
 import org.mori4j.natives.gpu.GpuRuntime;
 
@@ -16,10 +16,13 @@ import org.mori4j.natives.gpu.GpuRuntime;
  * Compiles kernels that use the shmem device library ({@code mori_shmem.cuh}, a resource of this module)
  * at run time: the library's source goes in front of the kernel's into one translation unit (NVRTC on NVIDIA,
  * hiprtc on AMD, through {@link GpuRuntime#compile}), so every device call inlines into the kernel; then the
- * module is loaded on the PE's GPU and {@link Shmem#moduleInit} fills its {@code globalGpuStates}. A line
- * {@code #include "mori_shmem.cuh"} in the kernel source is allowed (it is replaced, since the run-time
- * compilers have no file system to find it in). Compiled images are kept per process by source, options and
- * GPU architecture, so PEs and repeated compiles of one kernel pay the compiler once (about 0.1-0.3 s).
+ * module is loaded on the PE's GPU and {@link Shmem#moduleInit} fills its {@code globalGpuStates}. The library
+ * holds engine-actors' {@code mori_rdma.cuh} (the GPU-initiated queue protocol that calls to PEs without a direct
+ * path post through), so its {@code mori_rdma_*} functions are there for the kernel too. A line
+ * {@code #include "mori_shmem.cuh"} or {@code #include "mori_rdma.cuh"} in the kernel source is allowed (it is
+ * replaced, since the run-time compilers have no file system to find it in). Compiled images are kept per
+ * process by source, options and GPU architecture, so PEs and repeated compiles of one kernel pay the compiler
+ * once (about 0.1-0.3 s).
  */
 public final class ShmemKernels {
   /** The device library's class-path resource. */
@@ -29,54 +32,36 @@ public final class ShmemKernels {
   /** The kernel behind {@link Shmem#barrierAll(org.mori4j.natives.gpu.GpuStream)}, defined by the device library. */
   public static final String STREAM_BARRIER_KERNEL = "mori_shmem_internal_stream_barrier";
 
-  private static final Pattern INCLUDE = Pattern.compile("(?m)^\\s*#\\s*include\\s*[\"<]mori_shmem\\.cuh[\">].*$");
-  private static final Pattern QUEUE_LAYOUT = Pattern.compile("(?m)^// @MORI_SHMEM_QUEUE_LAYOUT@.*$");
-  private static final Pattern PROXY_INCLUDE = Pattern.compile("(?m)^\\s*#\\s*include\\s*\"mori_shmem_proxy\\.cuh\".*$");
+  private static final Pattern INCLUDE = Pattern.compile("(?m)^\\s*#\\s*include\\s*[\"<]mori_(shmem|rdma)\\.cuh[\">].*$");
+  private static final Pattern RDMA_INCLUDE = Pattern.compile("(?m)^[ \\t]*#[ \\t]*include[ \\t]*\"mori_rdma\\.cuh\".*$");
+  private static final Pattern PROXY_INCLUDE = Pattern.compile("(?m)^[ \\t]*#[ \\t]*include[ \\t]*\"mori_shmem_proxy\\.cuh\".*$");
   private static final ConcurrentHashMap<String, byte[]> IMAGES = new ConcurrentHashMap<>();
   private static volatile String library;
 
   private ShmemKernels() {}
 
-  /** The text of {@code mori_shmem.cuh}, with {@code mori_shmem_proxy.cuh} in place of its include line. */
+  /**
+   * The text of {@code mori_shmem.cuh} with engine-actors' {@code mori_rdma.cuh} ({@link GpuInitiatedKernels#deviceLibrary()}, the
+   * queue protocol the proxy part posts through) and {@code mori_shmem_proxy.cuh} in place of their include lines, each
+   * between {@code #line} markers so that the compiler names the right file and line.
+   */
   public static String deviceLibrary() {
     String text = library;
     if (text == null) {
-      String proxy = QUEUE_LAYOUT.matcher(resource(PROXY_LIBRARY_RESOURCE)).replaceFirst(Matcher.quoteReplacement(queueLayoutDefines()));
-      text = PROXY_INCLUDE.matcher(resource(DEVICE_LIBRARY_RESOURCE)).replaceFirst(Matcher.quoteReplacement(proxy));
+      // bottom-up, so that the line numbers of the outer file that the markers name are still its own
+      text = inline(resource(DEVICE_LIBRARY_RESOURCE), PROXY_INCLUDE, "mori_shmem_proxy.cuh", resource(PROXY_LIBRARY_RESOURCE));
+      text = inline(text, RDMA_INCLUDE, "mori_rdma.cuh", GpuInitiatedKernels.deviceLibrary());
       library = text;
     }
     return text;
   }
 
-  /**
-   * The endpoint layout the proxy part of the library posts by, written from {@link GpuQueueLayout} (the layout's
-   * one definition, which {@code mori_rdma.cuh} is checked against) in place of the marker line.
-   */
-  static String queueLayoutDefines() {
-    return String.join("\n",
-        "// MoriRdmaEndpoint control block offsets (GpuQueueLayout on the Java side).",
-        "#define MORI_SHMEM_EP_QPN " + GpuQueueLayout.CTRL_QPN,
-        "#define MORI_SHMEM_EP_SQ_DEPTH " + GpuQueueLayout.CTRL_SQ_DEPTH,
-        "#define MORI_SHMEM_EP_INTERNAL_LKEY " + GpuQueueLayout.CTRL_INTERNAL_LKEY,
-        "#define MORI_SHMEM_EP_SQ_RING " + GpuQueueLayout.CTRL_SQ_RING,
-        "#define MORI_SHMEM_EP_ATOMIC_RESULTS " + GpuQueueLayout.CTRL_ATOMIC_RESULTS,
-        "#define MORI_SHMEM_EP_SQ_POST_IDX " + GpuQueueLayout.CTRL_SQ_POST_IDX,
-        "#define MORI_SHMEM_EP_WAIT_TIMEOUT " + GpuQueueLayout.CTRL_WAIT_TIMEOUT_NS,
-        "#define MORI_SHMEM_EP_SQ_DBR " + GpuQueueLayout.CTRL_SQ_DBR_RECORD,
-        "#define MORI_SHMEM_EP_SQ_DOORBELL " + GpuQueueLayout.CTRL_SQ_DOORBELL,
-        "#define MORI_SHMEM_EP_SQ_RETIRED " + GpuQueueLayout.CTRL_SQ_RETIRED,
-        "#define MORI_SHMEM_EP_ERROR_COUNT " + GpuQueueLayout.CTRL_ERROR_COUNT,
-        "#define MORI_SHMEM_EP_FIRST_ERROR_STATUS " + GpuQueueLayout.CTRL_FIRST_ERROR_STATUS,
-        "#define MORI_SHMEM_EP_FIRST_ERROR_WRID " + GpuQueueLayout.CTRL_FIRST_ERROR_WR_ID,
-        "#define MORI_SHMEM_EP_STATE " + GpuQueueLayout.CTRL_STATE,
-        "// WQE: " + GpuQueueLayout.WQE_BYTES + " bytes",
-        "#define MORI_SHMEM_WQE_BYTES " + GpuQueueLayout.WQE_BYTES,
-        "// ibv_wr_opcode, ibv_send_flags",
-        "#define MORI_SHMEM_OP_WRITE " + GpuQueueLayout.OP_RDMA_WRITE,
-        "#define MORI_SHMEM_OP_READ " + GpuQueueLayout.OP_RDMA_READ,
-        "#define MORI_SHMEM_OP_CAS " + GpuQueueLayout.OP_ATOMIC_CMP_AND_SWP,
-        "#define MORI_SHMEM_OP_FETCH_ADD " + GpuQueueLayout.OP_ATOMIC_FETCH_AND_ADD,
-        "#define MORI_SHMEM_WR_FENCE " + GpuQueueLayout.FLAG_FENCE);
+  private static String inline(String outer, Pattern include, String innerName, String inner) {
+    Matcher m = include.matcher(outer);
+    if (!m.find()) throw new IllegalStateException("mori_shmem.cuh does not include " + innerName);
+    long line = 1 + outer.substring(0, m.start()).chars().filter(c -> c == '\n').count();
+    return outer.substring(0, m.start()) + "#line 1 \"" + innerName + "\"\n" + inner + "\n#line " + (line + 1) + " \"mori_shmem.cuh\""
+        + outer.substring(m.end());
   }
 
   private static String resource(String name) {
@@ -94,7 +79,7 @@ public final class ShmemKernels {
    * right file and line.
    */
   public static String withDeviceLibrary(String source, String name) {
-    String body = INCLUDE.matcher(source).replaceAll("// (mori_shmem.cuh is prepended by ShmemKernels)");
+    String body = INCLUDE.matcher(source).replaceAll("// (mori_shmem.cuh, which holds mori_rdma.cuh, is prepended by ShmemKernels)");
     return "#line 1 \"mori_shmem.cuh\"\n" + deviceLibrary() + "\n#line 1 \"" + name.replace("\"", "") + "\"\n" + body + "\n";
   }
 

@@ -6,9 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
-import org.mori4j.io.gpuinit.GpuQueueLayout;
+import org.mori4j.io.gpuinit.GpuInitiatedKernels;
 import org.mori4j.natives.NativeException;
 import org.mori4j.natives.cuda.Nvrtc;
 
@@ -30,20 +32,24 @@ class ShmemKernelsTest {
   }
 
   @Test
-  void theProxyPartPostsByTheOffsetsOfGpuQueueLayout() {
+  void theProxyPartPostsThroughMoriRdmaCuhInlinedOnceWithLineMarkers() {
     String lib = ShmemKernels.deviceLibrary();
-    assertFalse(lib.contains("@MORI_SHMEM_QUEUE_LAYOUT@"), "the layout marker was replaced");
-    assertTrue(lib.contains("\n#define MORI_SHMEM_EP_SQ_RETIRED " + GpuQueueLayout.CTRL_SQ_RETIRED + "\n"), "sqRetired");
-    assertTrue(lib.contains("\n#define MORI_SHMEM_EP_SQ_DBR " + GpuQueueLayout.CTRL_SQ_DBR_RECORD + "\n"), "sqDbrRecord");
-    assertTrue(lib.contains("\n#define MORI_SHMEM_OP_FETCH_ADD " + GpuQueueLayout.OP_ATOMIC_FETCH_AND_ADD + "\n"), "FETCH_ADD");
-    // every layout name the proxy part uses is defined exactly once, by the generated block
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\bMORI_SHMEM_(EP_[A-Z_]+|WQE_BYTES|OP_[A-Z_]+|WR_FENCE)\\b").matcher(lib);
-    java.util.Set<String> used = new java.util.TreeSet<>();
-    while (m.find()) used.add(m.group());
-    for (String name : used) {
-      int defs = lib.split("\n#define " + name + " ", -1).length - 1;
-      assertEquals(1, defs, name + " defined " + defs + " times");
-    }
+    String rdma = GpuInitiatedKernels.deviceLibrary();
+    assertEquals(1, lib.split(Pattern.quote(rdma), -1).length - 1, "mori_rdma.cuh's text, once");
+    assertFalse(Pattern.compile("(?m)^\\s*#\\s*include").matcher(lib).find(), "every include was replaced");
+    assertEquals(1, lib.split("typedef unsigned long uint64_t;", -1).length - 1, "one stdint prologue");
+    int rdmaAt = lib.indexOf("#line 1 \"mori_rdma.cuh\"\n");
+    int proxyAt = lib.indexOf("#line 1 \"mori_shmem_proxy.cuh\"\n");
+    assertTrue(rdmaAt > lib.indexOf("__device__ MoriShmemGpuStates globalGpuStates;") && proxyAt > rdmaAt, "states, then mori_rdma.cuh, then the proxy part");
+    assertTrue(lib.indexOf("MORI_RDMA_TRAP_CONTEXT(ep) mori_shmem_internal_endpoint_context") < rdmaAt, "the PE-naming hook is defined first");
+    // after each inlined file the markers give mori_shmem.cuh its own line numbers back
+    String shmem = lib.substring(0, rdmaAt);
+    Matcher back = Pattern.compile("\n#line (\\d+) \"mori_shmem.cuh\"\n").matcher(lib);
+    assertTrue(back.find(rdmaAt), "a marker back to mori_shmem.cuh after mori_rdma.cuh");
+    assertEquals(shmem.split("\n", -1).length, Integer.parseInt(back.group(1)) - 1, "the line after the include's");
+    for (String proxyCall : new String[] {"mori_rdma_reserve_send(ep, 1)", "mori_rdma_write_wqe(ep, idx", "mori_rdma_update_send_dbr_record(ep, idx, 1)",
+        "mori_rdma_ring_doorbell(ep, idx + 1)", "mori_rdma_wait_retired(ep, idx)", "mori_rdma_quiet(ep)", "mori_rdma_result_cell(ep, idx)"})
+      assertTrue(lib.indexOf(proxyCall, proxyAt) > 0, "the proxy part calls " + proxyCall);
   }
 
   @Test

@@ -12,7 +12,8 @@
 //     the put/get/atomic calls translate it to the target PE's mapping (mori_shmem_ptr_p2p).
 //   - Transport: direct peer access (NVLink/XGMI, or two processes on one GPU) where the PE has a mapping of
 //     the peer's heap; otherwise the peer's GPU-initiated endpoints (mori_shmem_proxy.cuh: RDMA work requests
-//     that a host proxy executes, qpId % numQpPerPe picks the endpoint). A call aimed at a PE with neither
+//     posted through engine-actors' mori_rdma.cuh, which this library holds, and executed by a host proxy;
+//     qpId % numQpPerPe picks the endpoint). A call aimed at a PE with neither
 //     traps with a message rather than writing through a null pointer. qpId is ignored on a direct path.
 //   - Waits (mori_shmem_*_wait_until_*) give up after globalGpuStates.waitTimeoutNs (set from
 //     mori4j.shmem.device-wait-timeout, 0 = never) and trap, so a PE that died makes the others' kernels
@@ -29,32 +30,14 @@
 #define MORI_SHMEM_HIP 1
 #endif
 
-// NVRTC and hiprtc have no <stdint.h>; the kernels of MORI's API are written with its names. The types match
-// glibc's on LP64 so that a kernel that brings its own <cstdint> (with -I) may define
-// MORI_SHMEM_NO_STDINT_TYPEDEFS instead.
-#if !defined(MORI_SHMEM_NO_STDINT_TYPEDEFS) && (defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__))
-typedef signed char int8_t;
-typedef unsigned char uint8_t;
-typedef short int16_t;
-typedef unsigned short uint16_t;
-typedef int int32_t;
-typedef unsigned int uint32_t;
-typedef long int64_t;
-typedef unsigned long uint64_t;
-typedef unsigned long uintptr_t;
-#endif
-
 // The slow paths (work requests through an endpoint) are real calls: inlined into every call site of a kernel that
 // uses many device functions they made its stack frame 3.6 KiB (t_typed), and the context keeps local memory for
 // the largest frame on every resident thread.
 #define MORI_SHMEM_DEVICE_SLOW __device__ __noinline__
+#define MORI_SHMEM_DEVICE __device__ __forceinline__
 #if defined(MORI_SHMEM_HIP)
-#define MORI_SHMEM_DEVICE __device__ __forceinline__
 #define MORI_SHMEM_SYNCWARP() __builtin_amdgcn_wave_barrier()
-// s_memrealtime counts at a constant 100 MHz on CDNA GPUs: 10 ns per tick.
-#define MORI_SHMEM_NOW_NS() ((unsigned long long) __builtin_amdgcn_s_memrealtime() * 10ull)
 #else
-#define MORI_SHMEM_DEVICE __device__ __forceinline__
 #define MORI_SHMEM_SYNCWARP() __syncwarp()
 #endif
 
@@ -133,26 +116,30 @@ __device__ MoriShmemGpuStates globalGpuStates;
 #define MORI_SHMEM_DEVICE_BARRIER_OFFSET 512ull   // uint64 per source PE: mori_shmem_barrier_all_* arrivals
 #define MORI_SHMEM_DEVICE_BARRIER_EPOCH 1024ull   // uint64: this PE's count of device barriers
 
+// Printed by every trap of mori_rdma.cuh that names an endpoint (MORI_RDMA_TRAP_CONTEXT): which PE this is and
+// which PE the endpoint leads to (-1: not one of this PE's endpoints).
+MORI_SHMEM_DEVICE void mori_shmem_internal_endpoint_context(unsigned long long ep, unsigned int qpn) {
+  int to = -1;
+  for (int i = 0; ep != 0 && i < MORI_SHMEM_MAX_PES * MORI_SHMEM_MAX_QP_PER_PE; i++)
+    if (globalGpuStates.endpoints[i] == ep) {
+      to = i / MORI_SHMEM_MAX_QP_PER_PE;
+      break;
+    }
+  printf("mori_shmem: PE %d: endpoint qpn %u leads to PE %d\n", globalGpuStates.rank, qpn, to);
+}
+#define MORI_RDMA_TRAP_CONTEXT(ep) mori_shmem_internal_endpoint_context((unsigned long long) (ep), (ep) == 0 ? 0u : (ep)->qpn)
+
+// The queue protocol of GPU-initiated endpoints, engine-actors' mori_rdma.cuh (ShmemKernels puts its text here);
+// also the one copy of NVRTC's stdint typedefs (MORI_SHMEM_NO_STDINT_TYPEDEFS skips them) and the clock
+// mori_rdma_now_ns that the waits below time out by.
+#include "mori_rdma.cuh"
+
 MORI_SHMEM_DEVICE void mori_shmem_internal_fail(const char* what, unsigned long long a, long long b) {
   printf("mori_shmem: PE %d: %s (0x%llx, %lld)\n", globalGpuStates.rank, what, a, b);
-#if defined(MORI_SHMEM_HIP)
-  abort();
-#else
-  __trap();
-#endif
+  mori_rdma_internal_trap();
 }
 
-MORI_SHMEM_DEVICE unsigned long long mori_shmem_internal_now_ns() {
-#if defined(MORI_SHMEM_HIP)
-  return MORI_SHMEM_NOW_NS();
-#else
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-#endif
-}
-
-// PEs without a direct path: the GPU-initiated endpoints (ShmemKernels puts the file's text here).
+// PEs without a direct path: shmem calls as work requests on those endpoints (ShmemKernels puts the file's text here).
 #include "mori_shmem_proxy.cuh"
 
 extern "C" {
@@ -195,14 +182,14 @@ MORI_SHMEM_DEVICE void* mori_shmem_internal_remote(const void* symmetric, int pe
 
 // Where a put/get/p/g to pe goes: the translated address (direct path), or 0 with *ep set to the endpoint
 // qpId % numQpPerPe of pe; traps when there is neither.
-MORI_SHMEM_DEVICE void* mori_shmem_internal_route(const void* symmetric, int pe, int qpId, unsigned long long* ep) {
+MORI_SHMEM_DEVICE void* mori_shmem_internal_route(const void* symmetric, int pe, int qpId, MoriRdmaEndpoint** ep) {
   *ep = 0;
   if (globalGpuStates.version != MORI_SHMEM_STATES_VERSION)
     mori_shmem_internal_fail("globalGpuStates not initialised (call Shmem.moduleInit) or of another layout version",
                              globalGpuStates.version, MORI_SHMEM_STATES_VERSION);
   const unsigned long long p = mori_shmem_ptr_p2p((uint64_t) symmetric, globalGpuStates.rank, pe);
   if (p != 0) return (void*) p;
-  const unsigned long long e = mori_shmem_internal_endpoint(pe, qpId);
+  MoriRdmaEndpoint* e = mori_shmem_internal_endpoint(pe, qpId);
   if (e == 0) return mori_shmem_internal_remote(symmetric, pe);  // traps, naming why
   if ((unsigned long long) symmetric - globalGpuStates.heapBase >= globalGpuStates.heapSize)
     mori_shmem_internal_fail("address is not in the symmetric heap", (unsigned long long) symmetric, pe);
@@ -212,7 +199,7 @@ MORI_SHMEM_DEVICE void* mori_shmem_internal_route(const void* symmetric, int pe,
 
 // Where an atomic on pe goes: as puts do. The proxy executes GPU-memory atomics at the target with a kernel's
 // system-scope atomics, so they are atomic with the target's own and its direct-path peers' atomics.
-MORI_SHMEM_DEVICE void* mori_shmem_internal_atomic_route(const void* symmetric, int pe, int qpId, unsigned long long* ep) {
+MORI_SHMEM_DEVICE void* mori_shmem_internal_atomic_route(const void* symmetric, int pe, int qpId, MoriRdmaEndpoint** ep) {
   return mori_shmem_internal_route(symmetric, pe, qpId, ep);
 }
 
@@ -298,7 +285,7 @@ MORI_SHMEM_DEVICE int mori_shmem_quiet_thread_pe(int pe) { return mori_shmem_qui
 // ---- put / get of bytes: dest and source are symmetric heap addresses; the remote side is pe ----
 
 MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_thread(void* dest, const void* source, size_t bytes, int pe, int qpId) {
-  unsigned long long ep;
+  MoriRdmaEndpoint* ep;
   void* d = mori_shmem_internal_route(dest, pe, qpId, &ep);
   if (d != 0) mori_shmem_internal_copy(d, source, bytes, 0, 1);
   else mori_shmem_internal_proxy_put(ep, dest, source, bytes, pe);
@@ -308,7 +295,7 @@ MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_thread(void* dest, const void* sourc
 // Every lane of the warp calls it with the same arguments.
 // Through an endpoint lane 0 posts one WRITE for the whole range (the NIC, not the lanes, moves the bytes).
 MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_warp(void* dest, const void* source, size_t bytes, int pe, int qpId) {
-  unsigned long long ep;
+  MoriRdmaEndpoint* ep;
   void* d = mori_shmem_internal_route(dest, pe, qpId, &ep);
   if (d != 0) {
     mori_shmem_internal_copy(d, source, bytes, mori_shmem_internal_lane(), warpSize);
@@ -322,7 +309,7 @@ MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_warp(void* dest, const void* source,
 
 // Every thread of the block calls it with the same arguments.
 MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_block(void* dest, const void* source, size_t bytes, int pe, int qpId) {
-  unsigned long long ep;
+  MoriRdmaEndpoint* ep;
   void* d = mori_shmem_internal_route(dest, pe, qpId, &ep);
   if (d != 0) {
     mori_shmem_internal_copy(d, source, bytes, mori_shmem_internal_block_thread(), mori_shmem_internal_block_threads());
@@ -337,7 +324,7 @@ MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_block(void* dest, const void* source
 // dest is local memory, source the symmetric address read on pe.
 // Through an endpoint: an RDMA READ into dest (heap or registered buffer), complete at the next quiet.
 MORI_SHMEM_DEVICE int mori_shmem_getmem_nbi_thread(void* dest, const void* source, size_t bytes, int pe, int qpId) {
-  unsigned long long ep;
+  MoriRdmaEndpoint* ep;
   const void* s = mori_shmem_internal_route(source, pe, qpId, &ep);
   if (s != 0) mori_shmem_internal_copy(dest, s, bytes, 0, 1);
   else mori_shmem_internal_proxy_get(ep, dest, source, bytes, pe);
@@ -345,7 +332,7 @@ MORI_SHMEM_DEVICE int mori_shmem_getmem_nbi_thread(void* dest, const void* sourc
 }
 
 MORI_SHMEM_DEVICE int mori_shmem_getmem_nbi_warp(void* dest, const void* source, size_t bytes, int pe, int qpId) {
-  unsigned long long ep;
+  MoriRdmaEndpoint* ep;
   const void* s = mori_shmem_internal_route(source, pe, qpId, &ep);
   if (s != 0) {
     mori_shmem_internal_copy(dest, s, bytes, mori_shmem_internal_lane(), warpSize);
@@ -358,7 +345,7 @@ MORI_SHMEM_DEVICE int mori_shmem_getmem_nbi_warp(void* dest, const void* source,
 }
 
 MORI_SHMEM_DEVICE int mori_shmem_getmem_nbi_block(void* dest, const void* source, size_t bytes, int pe, int qpId) {
-  unsigned long long ep;
+  MoriRdmaEndpoint* ep;
   const void* s = mori_shmem_internal_route(source, pe, qpId, &ep);
   if (s != 0) {
     mori_shmem_internal_copy(dest, s, bytes, mori_shmem_internal_block_thread(), mori_shmem_internal_block_threads());
@@ -372,7 +359,7 @@ MORI_SHMEM_DEVICE int mori_shmem_getmem_nbi_block(void* dest, const void* source
 
 // The blocking gets through an endpoint wait until the READ retired (one thread waits; the scope syncs after).
 MORI_SHMEM_DEVICE void mori_shmem_internal_get_wait(const void* source, int pe, int qpId) {
-  unsigned long long ep;
+  MoriRdmaEndpoint* ep;
   if (mori_shmem_internal_route(source, pe, qpId, &ep) == 0) mori_shmem_internal_quiet_endpoint(ep, pe);
 }
 
@@ -405,7 +392,7 @@ MORI_SHMEM_DEVICE int mori_shmem_getmem_block(void* dest, const void* source, si
 
 MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_signal_thread(void* dest, const void* source, size_t bytes, void* signalDest,
                                                           uint64_t signalValue, atomicType signalOp, int pe, int qpId) {
-  unsigned long long ep;
+  MoriRdmaEndpoint* ep;
   if (mori_shmem_internal_route(dest, pe, qpId, &ep) == 0) {
     mori_shmem_internal_proxy_put(ep, dest, source, bytes, pe);
     mori_shmem_internal_proxy_signal(ep, signalDest, signalValue, signalOp, pe);
@@ -420,7 +407,7 @@ MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_signal_thread(void* dest, const void
 // The signal is sent once per warp, by lane 0, after every lane's part of the data.
 MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_signal_warp(void* dest, const void* source, size_t bytes, void* signalDest,
                                                         uint64_t signalValue, atomicType signalOp, int pe, int qpId) {
-  unsigned long long ep;
+  MoriRdmaEndpoint* ep;
   if (mori_shmem_internal_route(dest, pe, qpId, &ep) == 0) {
     MORI_SHMEM_SYNCWARP();
     if (mori_shmem_internal_lane() == 0) {
@@ -440,7 +427,7 @@ MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_signal_warp(void* dest, const void* 
 // The signal is sent once per block, by thread 0, after every thread's part of the data.
 MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_signal_block(void* dest, const void* source, size_t bytes, void* signalDest,
                                                          uint64_t signalValue, atomicType signalOp, int pe, int qpId) {
-  unsigned long long ep;
+  MoriRdmaEndpoint* ep;
   if (mori_shmem_internal_route(dest, pe, qpId, &ep) == 0) {
     __syncthreads();
     if (mori_shmem_internal_block_thread() == 0) {
@@ -486,7 +473,7 @@ MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_signal_block(void* dest, const void*
     return mori_shmem_getmem_nbi_block(dest, source, nelems * sizeof(T), pe, qpId);                                  \
   }                                                                                                                  \
   extern "C" MORI_SHMEM_DEVICE int mori_shmem_##NAME##_p(T* dest, T value, int pe, int qpId) {                       \
-    unsigned long long ep;                                                                                           \
+    MoriRdmaEndpoint* ep;                                                                                           \
     void* d = mori_shmem_internal_route(dest, pe, qpId, &ep);                                                        \
     if (d != 0) {                                                                                                    \
       *(volatile T*) d = value;                                                                                      \
@@ -498,7 +485,7 @@ MORI_SHMEM_DEVICE int mori_shmem_putmem_nbi_signal_block(void* dest, const void*
     return 0;                                                                                                        \
   }                                                                                                                  \
   extern "C" MORI_SHMEM_DEVICE T mori_shmem_##NAME##_g(const T* source, int pe, int qpId) {                          \
-    unsigned long long ep;                                                                                           \
+    MoriRdmaEndpoint* ep;                                                                                           \
     const void* s = mori_shmem_internal_route(source, pe, qpId, &ep);                                                \
     if (s != 0) return *(volatile const T*) s;                                                                       \
     const unsigned long long bits = mori_shmem_internal_proxy_g(ep, source, sizeof(T), pe);                          \
@@ -522,13 +509,13 @@ MORI_SHMEM_TYPED(double, double)
 // ---- waits on local words (signals land here); each returns the value that satisfied it ----
 MORI_SHMEM_DEVICE void mori_shmem_internal_wait_check(const void* addr, unsigned long long start) {
   const unsigned long long limit = globalGpuStates.waitTimeoutNs;
-  if (limit != 0 && mori_shmem_internal_now_ns() - start > limit)
+  if (limit != 0 && mori_rdma_now_ns() - start > limit)
     mori_shmem_internal_fail("wait timed out (a PE died, or never signals this word)", (unsigned long long) addr, (long long) limit);
 }
 
 #define MORI_SHMEM_WAIT(NAME, T, COND_NAME, COND)                                                    \
   extern "C" MORI_SHMEM_DEVICE T mori_shmem_##NAME##_wait_until_##COND_NAME(T* addr, T val) {         \
-    const unsigned long long start = mori_shmem_internal_now_ns();                                    \
+    const unsigned long long start = mori_rdma_now_ns();                                    \
     T seen;                                                                                           \
     unsigned int spins = 0;                                                                           \
     while (!((seen = *(volatile T*) addr) COND val)) {                                                \
@@ -557,7 +544,7 @@ MORI_SHMEM_WAITS(int64, int64_t)
 extern "C" {
 
 MORI_SHMEM_DEVICE uint32_t mori_shmem_internal_atomic32(uint32_t* dest, uint32_t val, uint32_t compare, int amo, bool fetch, int pe, int qpId) {
-  unsigned long long ep;
+  MoriRdmaEndpoint* ep;
   unsigned int* p = (unsigned int*) mori_shmem_internal_atomic_route(dest, pe, qpId, &ep);
   if (p == 0) {
     switch (amo) {
@@ -586,7 +573,7 @@ MORI_SHMEM_DEVICE uint32_t mori_shmem_internal_atomic32(uint32_t* dest, uint32_t
 }
 
 MORI_SHMEM_DEVICE uint64_t mori_shmem_internal_atomic64(uint64_t* dest, uint64_t val, uint64_t compare, int amo, bool fetch, int pe, int qpId) {
-  unsigned long long ep;
+  MoriRdmaEndpoint* ep;
   unsigned long long* p = (unsigned long long*) mori_shmem_internal_atomic_route(dest, pe, qpId, &ep);
   const unsigned long long v = (unsigned long long) val;
   if (p == 0) {
@@ -686,9 +673,9 @@ MORI_SHMEM_DEVICE uint32_t mori_shmem_atomic_uint32_fetch_thread(uint32_t* dest,
 // requests on that endpoint, and needs no atomic at the target).
 MORI_SHMEM_DEVICE void mori_shmem_internal_arrive(void* word, int pe, unsigned long long count) {
   const unsigned long long d = mori_shmem_ptr_p2p((uint64_t) word, globalGpuStates.rank, pe);
-  const unsigned long long ep = mori_shmem_internal_endpoint(pe, 0);
+  MoriRdmaEndpoint* ep = mori_shmem_internal_endpoint(pe, 0);
   if (d != 0 || ep == 0) atomicAdd_system((unsigned long long*) mori_shmem_internal_remote(word, pe), 1ull);
-  else mori_shmem_internal_proxy_p(ep, word, count, 8, MORI_SHMEM_WR_FENCE, pe);
+  else mori_shmem_internal_proxy_p(ep, word, count, 8, MORI_RDMA_FLAG_FENCE, pe);
 }
 
 // Every PE's thread calls it once per barrier (one thread per PE, e.g. thread 0 of block 0 with the rest of

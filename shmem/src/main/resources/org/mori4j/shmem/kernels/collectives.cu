@@ -139,9 +139,9 @@ static __device__ __forceinline__ void mori4j_signal(u64* signals, int phase, u6
   if (direct != 0) {
     atomicExch_system((u64*) direct, value);
   } else {
-    unsigned long long ep;
+    MoriRdmaEndpoint* ep;
     mori_shmem_internal_route(slot, pe, blockIdx.x, &ep);
-    mori_shmem_internal_proxy_p(ep, slot, value, 8, MORI_SHMEM_WR_FENCE, pe);
+    mori_shmem_internal_proxy_p(ep, slot, value, 8, MORI_RDMA_FLAG_FENCE, pe);
   }
 }
 
