@@ -58,6 +58,8 @@ class BenchCommandTest {
     assertUsageError(run("bench", "--mem-type", "gpu", "--gpu-device", "-1"), "--gpu-device", "-1");
     assertUsageError(run("bench", "--mem-type", "gpu", "--target-gpu-device", "-2"), "--target-gpu-device", "-2");
     assertUsageError(run("bench", "--compare-cpu"), "--compare-cpu", "--mem-type gpu");
+    assertUsageError(run("bench", "--mem-type", "gpu", "--compare-cpu-rounds", "3"), "--compare-cpu-rounds needs --compare-cpu");
+    assertUsageError(run("bench", "--mem-type", "gpu", "--compare-cpu", "--compare-cpu-rounds", "-1"), "--compare-cpu-rounds", "-1");
     assertUsageError(run("bench", "--peer", "h:1", "--target-mem-type", "gpu"), "--target-mem-type", "--peer");
     assertUsageError(run("bench", "--peer", "h:1", "--mem-type", "gpu", "--target-gpu-device", "1"), "--target-gpu-device", "--peer");
   }
