@@ -77,7 +77,7 @@ record KvBenchRow(String model, int tokens, long bytes, int blocks, int transfer
     if (detail != null) {
       double over = exposedP50Us - detail.rawLayerP50Us;
       base += String.format(Locale.ROOT, "%n    stream: prefill %.0f us per layer (%s); exposed p50 %.0f us p99 %.0f us; one layer through the engine"
-              + " after each stream (same idle gap) p50 %.0f us p99 %.0f us: exposed - layer = %.0f us (target <= 50: %s); one layer via sendLayers"
+              + " after each stream (the stream's requests, same idle gap) p50 %.0f us p99 %.0f us: exposed - layer = %.0f us (target <= 50: %s); one layer via sendLayers"
               + " on an idle link, receiver heard it, p50 %.0f us"
               + "%n    last layer, p50: %.0f earlier layers still in flight at its sendLayers, drained %.0f us after it; sendLayers call %.0f us;"
               + " its transfers completed at the sender %.0f us after sendLayers; landed notification to the receiver %.0f us"

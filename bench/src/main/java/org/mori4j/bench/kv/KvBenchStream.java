@@ -23,9 +23,12 @@ import org.mori4j.io.kv.KvTransferPlan;
  * receiver just before) and the receiver hearing it landed, and splits the last layer's exposed time into the
  * backlog still in flight when it was sent, its own transfer and the landing notification's hop. After each
  * stream, with the link left idle for one prefill period as before the stream's last layer, it times one layer's
- * transfer through the engine (the last layer's batches of the same plan, call to completion at the sender, no
- * notification) and the engine's single 64 MiB write, so that the exposed time is compared with a layer's
- * transfer taken under the same load.
+ * transfer through the engine (call to completion at the sender, no notification): the requests the stream issued
+ * for its last layer (the reference: the layer cut for the TCP connections, {@link KvCache#batchParts}), the layer
+ * as one batch on each of two connections, and the layer alone through {@code sendLayers}; then the engine's
+ * single 64 MiB write, so that the exposed time is compared with a layer's transfer taken under the same load.
+ * Every path is split into its call, its wire time (until the receiver's backend recorded the write) and the
+ * rest ({@code stages}).
  */
 final class KvBenchStream {
   private static final Duration LIMIT = Duration.ofSeconds(120);
@@ -84,6 +87,7 @@ final class KvBenchStream {
         chunks.add(c.whenComplete((x, e) -> done.set(layer, System.nanoTime())));
       }
       long landedAt = link.awaitLanded(req, layers, LIMIT);
+
       if (landedAt < 0) throw new IllegalStateException("the receiver never heard that every layer of " + req + " landed");
       if (!m.await(LIMIT)) throw new IllegalStateException("stream " + req + " still running");
       KvBenchCommand.check(m);
@@ -105,16 +109,19 @@ final class KvBenchStream {
       link.forget(req);
       // the stream's last layer left after one prefill period of an idle link: so does the reference
       LockSupport.parkNanos(computeNanos);
+      // the layer as one batch (one request: one connection), then again (lanes are taken in turn: the other one)
       long[] rt = rawLayer(local, remote, lastLayer);
-      // the same again: lanes are taken in turn, so this one goes on the other connection
       LockSupport.parkNanos(computeNanos);
       long[] rt2 = rawLayer(local, remote, lastLayer);
+      // the layer as the stream issued it: cut for the TCP connections (KvCache.batchParts)
+      LockSupport.parkNanos(computeNanos);
+      long[] rtParts = rawLayer(local, remote, lastLayer.split(local.batchParts(remote), local.minPartBytes()));
       long[] alone = aloneLayer(local, remote, src, dst, req + "-alone", layers - 1, computeNanos);
       long st = runs.once(KvBenchRuns.SINGLE_REFERENCE_BYTES, false);
       if (i >= 0) {
         exposed[i] = landedAt - lastSend;
         total[i] = landedAt - start;
-        raw[i] = rt[0];
+        raw[i] = rtParts[0]; // the reference: the requests the stream issued for its last layer
         single[i] = st;
         backlog[i] = stillInFlight;
         drain[i] = drainedAt - lastSend;
@@ -131,6 +138,9 @@ final class KvBenchStream {
         stage(stages, "engine.senderDone", i, rt[0]);
         stage(stages, "engineOtherLane.wire", i, rt2[2]);
         stage(stages, "engineOtherLane.senderDone", i, rt2[0]);
+        stage(stages, "engineParts.call", i, rtParts[1]);
+        stage(stages, "engineParts.wire", i, rtParts[2]);
+        stage(stages, "engineParts.senderDone", i, rtParts[0]);
         stage(stages, "alone.call", i, alone[0]);
         stage(stages, "alone.wire", i, alone[1]);
         stage(stages, "alone.heard", i, alone[2]);

@@ -40,9 +40,18 @@ public final class KvCache implements AutoCloseable {
   private final Map<String, ActorRef<KvProtocol.Command>> endpoints = new ConcurrentHashMap<>();
   private final KvEndpoint endpoint;
   private final KvCacheDesc desc;
+  private volatile int tcpBatchParts;
+  private volatile long tcpMinPart;
   private volatile boolean closed;
 
   private KvCache(IoEngine engine, String name, KvCacheLayout layout, List<MemoryDesc> buffers) {
+    com.typesafe.config.Config c = engine.actorSystem().settings().config();
+    int parts = c.hasPath("mori4j.kv.tcp-batch-parts") ? c.getInt("mori4j.kv.tcp-batch-parts") : 0;
+    if (parts < 0 || parts > 64)
+      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "mori4j.kv.tcp-batch-parts must be in 0..64 (0: one per TCP connection), not " + parts);
+    this.tcpBatchParts = parts > 0 ? parts : c.hasPath("mori4j.tcp.connections-per-peer") ? c.getInt("mori4j.tcp.connections-per-peer") : 1;
+    this.tcpMinPart = c.hasPath("mori4j.kv.tcp-min-part") ? c.getBytes("mori4j.kv.tcp-min-part") : 2L << 20;
+    if (tcpMinPart < 1) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "mori4j.kv.tcp-min-part must be at least 1 byte, not " + tcpMinPart);
     this.engine = engine;
     this.name = name;
     this.layout = layout;
@@ -126,6 +135,30 @@ public final class KvCache implements AutoCloseable {
   MemoryDesc bufferDesc(int i) { return buffers.get(i); }
 
   KvLandings landings() { return landings; }
+
+  /**
+   * Requests each batch to {@code remote} is cut into: {@code mori4j.kv.tcp-batch-parts} when the engine reaches
+   * it over TCP (a batch is one request on one connection there), else 1 (one kernel launch on XGMI, one chained
+   * post on RDMA). A pair the engine cannot explain gets 1; the transfer itself reports why.
+   */
+  public int batchParts(KvCacheDesc remote) {
+    if (tcpBatchParts <= 1 || remote == null || remote.buffers().isEmpty()) return 1;
+    try {
+      return engine.explain(buffers.get(0), remote.buffers().get(0)).chosen() == org.mori4j.io.BackendType.TCP ? tcpBatchParts : 1;
+    } catch (IoEngineException e) {
+      return 1;
+    }
+  }
+
+  /** Batches below twice this are not cut ({@code mori4j.kv.tcp-min-part}); see {@link KvTransferPlan#split}. */
+  public long minPartBytes() { return tcpMinPart; }
+
+  /** Tests: cut TCP batches of migrations opened from now on as {@code parts} of at least {@code minPart} bytes. */
+  void cutForTcp(int parts, long minPart) {
+    if (parts < 1 || minPart < 1) throw new IllegalArgumentException("parts and minPart must be at least 1: " + parts + ", " + minPart);
+    this.tcpBatchParts = parts;
+    this.tcpMinPart = minPart;
+  }
 
   /** Writes blocks {@code localBlocks[i]} of this cache into {@code remoteBlocks[i]} of {@code remote}, every layer. */
   public KvMigration push(String requestId, int[] localBlocks, KvCacheDesc remote, int[] remoteBlocks) {

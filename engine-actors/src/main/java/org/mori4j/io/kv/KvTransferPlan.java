@@ -60,6 +60,49 @@ public final class KvTransferPlan {
     return blockSlots;
   }
 
+  /**
+   * The same bytes with every batch of at least {@code 2 * minPartBytes} cut into up to {@code parts} batches of
+   * about equal bytes, each at least {@code minPartBytes}, in order (an entry that straddles a cut is split in
+   * two): on TCP each batch is one request
+   * on one connection, so a layer cut in as many parts as the engine has connections to the peer uses all of them
+   * instead of queueing on one. {@code parts <= 1} returns this plan.
+   */
+  public KvTransferPlan split(int parts, long minPartBytes) {
+    if (minPartBytes < 1) throw new IllegalArgumentException("minPartBytes must be at least 1: " + minPartBytes);
+    if (parts <= 1) return this;
+    List<Batch> out = new ArrayList<>(batches.size() * parts);
+    boolean changed = false;
+    for (Batch b : batches) {
+      int k = (int) Math.min(parts, b.bytes / minPartBytes);
+      if (k <= 1) {
+        out.add(b);
+        continue;
+      }
+      changed = true;
+      // k - 1 parts of floor(bytes / k), the last one with the remainder: every part has at least minPartBytes
+      long per = b.bytes / k;
+      int made = 0;
+      Builder cur = new Builder(b.srcBuffer, b.dstBuffer);
+      for (int j = 0; j < b.count(); j++) {
+        long so = b.srcOffsets[j], d = b.dstOffsets[j], left = b.sizes[j];
+        while (left > 0) {
+          long take = made == k - 1 ? left : Math.min(left, per - cur.bytes);
+          cur.add(so, d, take);
+          so += take;
+          d += take;
+          left -= take;
+          if (made < k - 1 && cur.bytes == per) {
+            out.add(cur.finish());
+            made++;
+            cur = new Builder(b.srcBuffer, b.dstBuffer);
+          }
+        }
+      }
+      out.add(cur.finish());
+    }
+    return changed ? new KvTransferPlan(out, blockSlots) : this;
+  }
+
   /** Builds the plan; see the class comment for what is refused. */
   public static KvTransferPlan build(KvCacheLayout src, int[] srcBlocks, KvCacheLayout dst, int[] dstBlocks, int fromLayer, int toLayer) {
     return prepare(src, srcBlocks, dst, dstBlocks).plan(fromLayer, toLayer);
@@ -116,6 +159,7 @@ public final class KvTransferPlan {
         for (int l = fromLayer; l < toLayer; l++)
           for (int t = 0; t < tensors; t++) {
             Builder b = byPair.of(src.bufferOf(l, t), dst.bufferOf(l, t));
+            b.reserve(n); // room for the scattered case at once, instead of doubling from 16
             for (int i = 0; i < n; i++) b.add(src.offset(l, t, sb[i]), dst.offset(l, t, db[i]), src.blockBytes());
           }
       }
@@ -185,7 +229,17 @@ public final class KvTransferPlan {
       n++;
     }
 
+    void reserve(int more) {
+      if (n + more <= so.length) return;
+      int cap = Math.max(n + more, so.length * 2);
+      so = Arrays.copyOf(so, cap);
+      dof = Arrays.copyOf(dof, cap);
+      sz = Arrays.copyOf(sz, cap);
+    }
+
     Batch finish() {
+      // the arrays are this builder's own and it is not used again: a full one is handed over without a copy
+      if (n == so.length) return new Batch(srcBuffer, dstBuffer, so, dof, sz, bytes);
       return new Batch(srcBuffer, dstBuffer, Arrays.copyOf(so, n), Arrays.copyOf(dof, n), Arrays.copyOf(sz, n), bytes);
     }
   }

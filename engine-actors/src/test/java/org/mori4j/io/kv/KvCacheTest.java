@@ -61,6 +61,9 @@ class KvCacheTest {
       bufs.add(s);
     }
     KvCache c = KvCache.create(e, "cache-" + (++seq), l, bufs);
+    // every TCP batch of these small caches cut in three requests (two lanes), as a 16 MiB layer is cut in two by
+    // default: pushes, pulls, streams, cancellations and a lost peer all go through the cut path
+    c.cutForTcp(3, 64);
     SEGMENTS.put(c, bufs);
     return c;
   }
@@ -105,6 +108,7 @@ class KvCacheTest {
   void pushMovesEveryBlockIntoTheReceiversBlockTableAndTellsIt() throws Exception {
     try (KvCache src = cache(prefill, KvCacheLayout.perLayer(4, 2, 32, 256), 1);
          KvCache dst = cache(decode, KvCacheLayout.singleBuffer(4, 2, 48, 256), -1)) {
+      src.cutForTcp(1, 1); // whole batches: the entry count below is the coalescing's alone
       int[] sb = {3, 4, 5, 6, 20, 9, 10, 31};
       int[] db = {10, 11, 12, 13, 40, 2, 3, 47};
       byte[][] want = expected(src, sb, dst, db, 0, 4, snapshot(dst));

@@ -55,7 +55,49 @@ class KvTransferPlanTest {
       assertEquals((long) n * (to - from) * tensors * blockBytes, plan.bytes(), what);
       assertEquals(n * (to - from) * tensors, plan.blockSlots(), what);
       assertTrue(plan.transfers() <= plan.blockSlots(), what);
+
+      // cut for TCP's connections: the same bytes to the same places, each batch cut in up to k parts of >= minPart
+      int k = 1 + rnd.nextInt(4);
+      long minPart = 1 + rnd.nextLong(Math.max(1, plan.bytes()));
+      KvTransferPlan cut = plan.split(k, minPart);
+      byte[][] viaCut = new byte[viaPlan.length][];
+      for (int i = 0; i < viaCut.length; i++) viaCut[i] = viaPlan[i].clone();
+      for (int i = 0; i < viaCut.length; i++)
+        for (int j = 0; j < viaCut[i].length; j++) viaCut[i][j] ^= (byte) 0x5a; // land again over known other bytes
+      byte[][] cutReference = new byte[viaCut.length][];
+      for (int i = 0; i < viaCut.length; i++) cutReference[i] = viaCut[i].clone();
+      for (KvTransferPlan.Batch b : plan.batches())
+        for (int j = 0; j < b.count(); j++)
+          System.arraycopy(srcBufs[b.srcBuffer()], (int) b.srcOffsets()[j], cutReference[b.dstBuffer()], (int) b.dstOffsets()[j], (int) b.sizes()[j]);
+      for (KvTransferPlan.Batch b : cut.batches()) {
+        boolean whole = plan.batches().stream().anyMatch(x -> x == b); // a batch too small to cut stays as it was
+        assertTrue(b.count() > 0 && (whole || b.bytes() >= minPart), "part of " + b.bytes() + " bytes, min " + minPart + ": " + what);
+        for (int j = 0; j < b.count(); j++)
+          System.arraycopy(srcBufs[b.srcBuffer()], (int) b.srcOffsets()[j], viaCut[b.dstBuffer()], (int) b.dstOffsets()[j], (int) b.sizes()[j]);
+      }
+      for (int i = 0; i < viaCut.length; i++) assertArrayEquals(cutReference[i], viaCut[i], "cut in " + k + ", buffer " + i + ", " + what);
+      assertEquals(plan.bytes(), cut.bytes(), what);
+      assertTrue(cut.batches().size() <= plan.batches().size() * k, what);
     }
+  }
+
+  @Test
+  void aLayerCutForTcpGivesEqualPartsInOrder() {
+    KvCacheLayout a = KvCacheLayout.perLayer(2, 2, 64, 1024);
+    int[] sb = {5, 9, 1, 30, 2, 17, 44, 8};
+    int[] db = {3, 60, 12, 7, 21, 40, 0, 33};
+    KvTransferPlan one = KvTransferPlan.build(a, sb, a, db, 1, 2);
+    assertEquals(1, one.batches().size());
+    long bytes = one.bytes(); // 8 blocks x K, V x 1 KiB
+    KvTransferPlan two = one.split(2, 1024);
+    assertEquals(2, two.batches().size());
+    assertEquals(bytes / 2, two.batches().get(0).bytes());
+    assertEquals(bytes / 2, two.batches().get(1).bytes());
+    assertEquals(one.batches().get(0).srcOffsets()[0], two.batches().get(0).srcOffsets()[0]);
+    assertEquals(one, one.split(1, 1024), "one part: the plan itself");
+    assertEquals(one, one.split(4, bytes), "smaller than two parts of minPart: not cut");
+    assertEquals(3, one.split(3, 1).batches().size());
+    assertThrows(IllegalArgumentException.class, () -> one.split(2, 0));
   }
 
   @Test
