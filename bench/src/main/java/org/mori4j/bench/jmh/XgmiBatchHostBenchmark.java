@@ -38,7 +38,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * the launch call itself. The gather the runtime then does in Java and the completion are outside the
  * measured time (the per-invocation tear-down waits for the status), so the figure is what a real GPU would
  * see in front of its kernel, on this machine's cores; the kernel's own time is {@code GatherKernelProbe}'s.
- * {@code callOnly} is the {@code batchWrite} call alone (the caller's share).
+ * {@code callOnly} is the {@code batchWrite} call alone (the caller's share). When the caller's thread launches the
+ * kernel itself (an idle worker: {@code XgmiWorker.issueFromCaller}), the launch happens inside the call and
+ * {@code toLaunch} also counts what the call does after it (the event, the worker's wake-up, the return); so
+ * {@code toLaunch} also prints, per measurement iteration and for the whole trial, "launch at": the time from the
+ * call's start to the launch call's start, from the runtime's timestamp.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode({Mode.SampleTime})
@@ -62,6 +66,11 @@ public class XgmiBatchHostBenchmark {
   private long[] offsets;
   private long[] sizes;
   private TransferStatus status;
+  /** Call start to launch start of each {@code toLaunch} invocation of the running iteration, and of the trial's measurements. */
+  private final long[] launchAt = new long[1 << 20];
+  private int launchCount;
+  private final long[] trialLaunchAt = new long[1 << 22];
+  private int trialCount;
 
   @Setup(Level.Trial)
   public void start() {
@@ -96,6 +105,7 @@ public class XgmiBatchHostBenchmark {
   /** {@code batchWrite} and the spin until the runtime has seen the launch. */
   @Benchmark
   public long toLaunch() {
+    long start = System.nanoTime();
     long before = device.launches();
     status = session.batchWrite(offsets, offsets, sizes, initiator.allocateTransferUid());
     while (device.launches() == before) {
@@ -104,7 +114,27 @@ public class XgmiBatchHostBenchmark {
         throw new IllegalStateException("batch ended without a launch: " + status.code() + " " + status.message());
       Thread.onSpinWait();
     }
-    return device.lastLaunchNanos();
+    long at = device.lastLaunchNanos() - start;
+    if (launchCount < launchAt.length) launchAt[launchCount++] = at;
+    return at;
+  }
+
+  /** Prints the launch-at percentiles of a measurement iteration of {@code toLaunch} (and keeps them for the trial's). */
+  @TearDown(Level.Iteration)
+  public void launchAtOfIteration(org.openjdk.jmh.infra.IterationParams params) {
+    int n = launchCount;
+    launchCount = 0;
+    if (n == 0 || params.getType() != org.openjdk.jmh.runner.IterationType.MEASUREMENT) return;
+    int keep = Math.min(n, trialLaunchAt.length - trialCount);
+    System.arraycopy(launchAt, 0, trialLaunchAt, trialCount, keep);
+    trialCount += keep;
+    System.out.println("launch at (call start to launch start): " + percentiles(launchAt, n));
+  }
+
+  private static String percentiles(long[] values, int n) {
+    long[] v = java.util.Arrays.copyOf(values, n);
+    java.util.Arrays.sort(v);
+    return String.format("p50 %.3f us, p90 %.3f us, p99 %.3f us (n = %d)", v[n / 2] / 1e3, v[(int) (n * 0.9)] / 1e3, v[(int) (n * 0.99)] / 1e3, n);
   }
 
   /** The {@code batchWrite} call alone. */
@@ -125,6 +155,7 @@ public class XgmiBatchHostBenchmark {
 
   @TearDown(Level.Trial)
   public void stop() {
+    if (trialCount > 0) System.out.println("launch at, all measurement iterations: " + percentiles(trialLaunchAt, trialCount));
     initiator.close();
     target.close();
     src.close();

@@ -51,6 +51,8 @@ final class XgmiWorker extends DrivenWorker {
   private final long[] devicePci;
   /** What is on the GPU: pools, kernel, peer access (worker only). */
   private final DeviceTransfers transfers;
+  /** Checks an op against the owner's answer and puts it on the GPU (whoever holds the turn). */
+  private final XgmiIssuer issuer;
   /** Ops that found no free event slot, in order; worker only. */
   private final ArrayDeque<TransferOp> backlog = new ArrayDeque<>();
   /** Peers that have had a region here; worker only. */
@@ -85,6 +87,7 @@ final class XgmiWorker extends DrivenWorker {
     this.devicePci = devicePci;
     this.transfers = new DeviceTransfers(engineKey, gpu, settings, peerAccess, listener);
     this.access = new RegionAccess(name(), gpu, transfers, listener);
+    this.issuer = new XgmiIssuer(settings, access, transfers);
   }
 
   // ---- any thread ----
@@ -106,7 +109,7 @@ final class XgmiWorker extends DrivenWorker {
     try {
       // in order: anything submitted before this op and not yet issued goes first, through the worker
       if (closing || hasQueued() || !backlog.isEmpty()) return false;
-      issued = issueReady(op);
+      issued = issuer.issueReady(op);
     } finally {
       TURN.setVolatile(this, FREE);
     }
@@ -116,27 +119,6 @@ final class XgmiWorker extends DrivenWorker {
       wakeup();
     }
     return true;
-  }
-
-  /**
-   * {@link #process} and {@link #issue} for a submitting thread that holds the turn: {@link DeviceTransfers#NO_SLOT}
-   * (nothing done) whenever the worker would have to say something, ask the owner or create something.
-   */
-  private int issueReady(TransferOp op) {
-    XgmiPeer peer = (XgmiPeer) op.peer();
-    LocalRegion local = op.local();
-    if (!peer.alive() || !local.live()) return DeviceTransfers.NO_SLOT;
-    RemoteRegion r = peer.region(op.remoteId());
-    if (r == null || r.state != RemoteRegion.State.READY) return DeviceTransfers.NO_SLOT;
-    if (op.remoteAccessKey() != r.accessKey || op.remoteAddress() != r.address || !r.sameData(op.remoteData()))
-      return DeviceTransfers.NO_SLOT;
-    if (op.blockCount() > settings.maxBatchBlocks() || !op.blocksChecked(local.size(), r.size)) return DeviceTransfers.NO_SLOT;
-    int device = local.deviceId();
-    long remoteBase = access.readyBase(r, device);
-    if (remoteBase == 0) return DeviceTransfers.NO_SLOT;
-    int issued = transfers.issueReady(op, r, device, remoteBase, op.minBlockSize(), op.maxBlockSize());
-    if (issued == DeviceTransfers.ISSUED) r.inFlight++;
-    return issued;
   }
 
   // ---- worker thread ----
@@ -264,7 +246,7 @@ final class XgmiWorker extends DrivenWorker {
       waitingForOwner++;
       return true;
     }
-    return issue(op, r);
+    return issuer.issue(op, r);
   }
 
   private void askOwner(RemoteRegion r) {
@@ -328,62 +310,6 @@ final class XgmiWorker extends DrivenWorker {
     if (pci < 0) return -1;
     for (int d = 0; d < devicePci.length; d++) if (devicePci[d] == pci) return d;
     return -1;
-  }
-
-  /** Checks {@code op} against the owner's answer and puts it on the GPU; false when no event slot is free. */
-  private boolean issue(TransferOp op, RemoteRegion r) {
-    // the region's description is built only for a message: this runs once per op on the way to the GPU
-    if (op.remoteAccessKey() != r.accessKey) {
-      op.transferFailed(TransportError.NOT_FOUND, r.describe() + " is not registered under the descriptor's access key (forged or stale descriptor)");
-      return true;
-    }
-    if (op.remoteAddress() != r.address) {
-      op.transferFailed(TransportError.INVALID_ARGS, "the descriptor says " + r.describe() + " is at 0x" + Long.toHexString(op.remoteAddress())
-          + " but its owner registered it at 0x" + Long.toHexString(r.address) + " (forged or stale descriptor)");
-      return true;
-    }
-    if (!r.sameData(op.remoteData())) {
-      op.transferFailed(TransportError.INVALID_ARGS, "the descriptor's XGMI data (IPC handle, allocation offset) for " + r.describe()
-          + " differs from what its owner registered (forged or stale descriptor)");
-      return true;
-    }
-    int n = op.blockCount();
-    if (n > settings.maxBatchBlocks()) {
-      op.transferFailed(TransportError.INVALID_ARGS, "batch of " + n + " blocks exceeds the XGMI limit of " + settings.maxBatchBlocks());
-      return true;
-    }
-    LocalRegion local = op.local();
-    long maxBlock, minBlock;
-    if (op.blocksChecked(local.size(), r.size)) {
-      // the engine checked every block against sizes within what is registered on both sides: two compares, not a pass
-      minBlock = op.minBlockSize();
-      maxBlock = op.maxBlockSize();
-    } else {
-      maxBlock = 0;
-      minBlock = Long.MAX_VALUE;
-      for (int i = 0; i < n; i++) {
-        long lo = op.localOffset(i), ro = op.remoteOffset(i), sz = op.blockSize(i);
-        if (sz <= 0 || ro < 0 || ro > r.size - sz) {
-          op.transferFailed(TransportError.INVALID_ARGS, "block " + i + ": remote offset " + ro + " + size " + sz + " exceeds the " + r.size
-              + " bytes its owner registered as " + r.describe());
-          return true;
-        }
-        if (!local.contains(lo, sz)) {
-          op.transferFailed(TransportError.INVALID_ARGS, "block " + i + ": local offset " + lo + " + size " + sz + " exceeds local memory id "
-              + local.id() + " (" + local.size() + " bytes)");
-          return true;
-        }
-        maxBlock = Math.max(maxBlock, sz);
-        minBlock = Math.min(minBlock, sz);
-      }
-    }
-    int device = local.deviceId();
-    long remoteBase = access.base(op, r, device);
-    if (remoteBase == 0) return true; // failed, said why
-    int issued = transfers.issue(op, r, device, remoteBase, minBlock, maxBlock);
-    if (issued == DeviceTransfers.NO_SLOT) return false;
-    if (issued == DeviceTransfers.ISSUED) r.inFlight++;
-    return true;
   }
 
   /** Completes the ops whose events have completed; returns how many. */
