@@ -212,7 +212,10 @@ typedef struct {
 
 MORI_RDMA_DEVICE void mori_rdma_internal_trap() {
 #if defined(MORI_RDMA_HIP)
-  abort();
+  // trap 2 is what llvm.trap becomes on AMDGPU (the trap handler ends the dispatch with an error). Written as
+  // assembly because LLVM 15 (ROCm 5.2 on Debian 12) fails with "failed to annotate CFG" on a noreturn trap
+  // (abort(), __builtin_trap()) inside the waits' loops when they sit in divergent branches.
+  asm volatile("s_trap 2");
 #else
   __trap();
 #endif
