@@ -139,14 +139,21 @@ public final class KvCache implements AutoCloseable {
   /**
    * Requests each batch to {@code remote} is cut into: {@code mori4j.kv.tcp-batch-parts} when the engine reaches
    * it over TCP (a batch is one request on one connection there), else 1 (one kernel launch on XGMI, one chained
-   * post on RDMA). A pair the engine cannot explain gets 1; the transfer itself reports why.
+   * post on RDMA).
    */
   public int batchParts(KvCacheDesc remote) {
-    if (tcpBatchParts <= 1 || remote == null || remote.buffers().isEmpty()) return 1;
+    return overTcp(remote) ? tcpBatchParts : 1;
+  }
+
+  int tcpBatchParts() { return tcpBatchParts; }
+
+  /** Whether the engine moves this cache's bytes to {@code remote} over TCP; a pair it cannot explain is not (the transfer says why). */
+  boolean overTcp(KvCacheDesc remote) {
+    if (remote == null || remote.buffers().isEmpty()) return false;
     try {
-      return engine.explain(buffers.get(0), remote.buffers().get(0)).chosen() == org.mori4j.io.BackendType.TCP ? tcpBatchParts : 1;
+      return engine.explain(buffers.get(0), remote.buffers().get(0)).chosen() == org.mori4j.io.BackendType.TCP;
     } catch (IoEngineException e) {
-      return 1;
+      return false;
     }
   }
 
@@ -199,6 +206,7 @@ public final class KvCache implements AutoCloseable {
     KvMigration m = new KvMigration(requestId, mode, this, remote, srcBlocks.clone(), dstBlocks.clone(), ep);
     if (open.putIfAbsent(requestId, m) != null) return KvMigration.refused(requestId, mode, "a migration of this request is already open on cache '" + name + "'");
     if (mode != KvMigration.Mode.STREAM) m.issue(0, layout.layers());
+    else m.announceLayers();
     return m;
   }
 

@@ -72,7 +72,7 @@ final class KvEndpoint {
         .onMessage(KvProtocol.LayersLanded.class, m -> {
           KvCache c = caches.get(m.cacheName());
           if (c != null) c.landings().landed(m.requestId(), m.fromLayer(), m.toLayer(), m.fromEngine());
-          inbound.senderReported(m.fromEngine(), m.requestId(), m.fromLayer());
+          inbound.senderReported(m.fromEngine(), m.requestId(), m.fromLayer(), m.toLayer());
           return Behaviors.same();
         })
         .onMessage(KvProtocol.LayersSent.class, m -> {
@@ -91,7 +91,7 @@ final class KvEndpoint {
           return Behaviors.same();
         })
         .onMessage(KvProtocol.RequestAborted.class, m -> {
-          inbound.senderReported(m.fromEngine(), m.requestId(), -1);
+          inbound.senderReported(m.fromEngine(), m.requestId(), -1, -1);
           KvCache c = caches.get(m.cacheName());
           if (c != null) c.landings().aborted(m.requestId(), m.fromEngine(), m.reason());
           return Behaviors.same();

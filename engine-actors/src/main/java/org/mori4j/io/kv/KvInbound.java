@@ -97,15 +97,16 @@ final class KvInbound implements IoEngine.InboundListener {
   }
 
   /**
-   * Endpoint's thread: the sender reported layers from {@code fromLayer} of the request landed (the fallback) or
+   * Endpoint's thread: the sender reported layers {@code [fromLayer, toLayer)} of the request landed (the fallback) or
    * aborted ({@code fromLayer < 0}: every range): what is still announced for them is dropped, and writes that
    * landed unclaimed are popped so the notification table does not keep them.
    */
-  void senderReported(String fromEngine, String requestId, int fromLayer) {
+  void senderReported(String fromEngine, String requestId, int fromLayer, int toLayer) {
     List<Expected> l = byRequest.get(requestKey(fromEngine, requestId));
     if (l == null) return;
     for (Expected e : List.copyOf(l)) {
-      if (fromLayer >= 0 && e.sent.fromLayer() != fromLayer) continue;
+      // a stream's layers may have been announced one by one and reported together
+      if (fromLayer >= 0 && (e.sent.fromLayer() < fromLayer || e.sent.toLayer() > toLayer)) continue;
       drop(e);
       for (long u : e.sent.uids()) engine.popInboundTransferStatus(fromEngine, u);
     }

@@ -48,6 +48,9 @@ public final class KvMigration {
   private KvTransferPlan.Prepared prepared;
   /** Requests each batch is cut into (1: not cut): the TCP connections to the peer, when it is reached over TCP. */
   private final int parts;
+  private final boolean tcp;
+  /** A TCP stream's uids per layer, told to the receiver at open ({@link #announceLayers}); null: told per call. */
+  private long[][] announced;
   private volatile StatusCode code = StatusCode.IN_PROGRESS;
   private volatile String message = "";
   private long bytes;
@@ -63,7 +66,8 @@ public final class KvMigration {
     this.srcBlocks = srcBlocks;
     this.dstBlocks = dstBlocks;
     this.remoteEndpoint = remoteEndpoint;
-    this.parts = local == null ? 1 : local.batchParts(remote);
+    this.tcp = local != null && local.overTcp(remote);
+    this.parts = tcp ? local.tcpBatchParts() : 1;
     if (local != null && mode == Mode.STREAM) {
       try {
         // before the first sendLayers, whose call is part of the time a stream exposes
@@ -71,6 +75,27 @@ public final class KvMigration {
       } catch (IllegalArgumentException e) {
         // KvCache checked the blocks already; issue() reports it if not
       }
+    }
+  }
+
+  /**
+   * A stream to a peer reached over TCP tells the receiver every layer's uids now, one {@link KvProtocol.LayersSent}
+   * per layer, so that {@link #sendLayers} issues its writes without a remote message (a remote tell costs tens of
+   * microseconds in the call and its remoting threads compete with the layer's bytes on a small host). Costs one
+   * plan per layer here, before the first layer. Elsewhere (XGMI targets are never told of writes) nothing happens.
+   */
+  void announceLayers() {
+    if (mode != Mode.STREAM || prepared == null || !tcp) return;
+    int layers = local.layout().layers();
+    long[][] uids = new long[layers][];
+    for (int l = 0; l < layers; l++) {
+      uids[l] = new long[prepared.plan(l, l + 1).split(parts, local.minPartBytes()).batches().size()];
+      for (int i = 0; i < uids[l].length; i++) uids[l][i] = local.engine().allocateTransferUid();
+    }
+    for (int l = 0; l < layers; l++)
+      remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, l, l + 1, local.engine().key(), uids[l]));
+    synchronized (this) {
+      announced = uids;
     }
   }
 
@@ -168,6 +193,7 @@ public final class KvMigration {
    */
   CompletionStage<Chunk> issue(int from, int to) {
     KvTransferPlan plan;
+    long[] preUids;
     boolean pull = mode == Mode.PULL;
     try {
       synchronized (this) {
@@ -176,16 +202,25 @@ public final class KvMigration {
           prepared = pull ? KvTransferPlan.prepare(remote.layout(), srcBlocks, local.layout(), dstBlocks)
               : KvTransferPlan.prepare(local.layout(), srcBlocks, remote.layout(), dstBlocks);
       }
+      long[][] ann;
+      synchronized (this) {
+        ann = announced;
+      }
       plan = prepared.plan(from, to).split(parts, local.minPartBytes());
+      // a single layer goes as announced at open; a range of several is told as one range, as before (its layers'
+      // announcements are dropped on the receiver when the sender reports the range landed or aborted)
+      preUids = ann != null && to == from + 1 ? ann[from] : null;
     } catch (IllegalArgumentException e) {
       fail(StatusCode.ERR_INVALID_ARGS, e.getMessage());
       return refusedChunk(from, to, StatusCode.ERR_INVALID_ARGS, e.getMessage());
     }
     List<KvTransferPlan.Batch> batches = plan.batches();
     int n = batches.size();
+    if (preUids != null && preUids.length != n) throw new IllegalStateException("request '" + requestId + "': layers [" + from + ", " + to
+        + ") announced " + preUids.length + " requests, the plan has " + n);
     List<MemoryDesc> locals = new ArrayList<>(n), remotes = new ArrayList<>(n);
     List<long[]> lo = new ArrayList<>(n), ro = new ArrayList<>(n), sizes = new ArrayList<>(n);
-    long[] uids = new long[n];
+    long[] uids = preUids != null ? preUids : new long[n];
     for (int i = 0; i < n; i++) {
       KvTransferPlan.Batch b = batches.get(i);
       locals.add(local.bufferDesc(pull ? b.dstBuffer() : b.srcBuffer()));
@@ -193,7 +228,7 @@ public final class KvMigration {
       lo.add(pull ? b.dstOffsets() : b.srcOffsets());
       ro.add(pull ? b.srcOffsets() : b.dstOffsets());
       sizes.add(b.sizes());
-      uids[i] = local.engine().allocateTransferUid();
+      if (preUids == null) uids[i] = local.engine().allocateTransferUid();
     }
     synchronized (this) {
       bytes += plan.bytes();
@@ -204,7 +239,7 @@ public final class KvMigration {
         : local.engine().batchWrite(locals, lo, remotes, ro, sizes, uids);
     // announced after the data left: a remote tell costs 20-300 us on a loaded host, which the layer's bytes no
     // longer wait for; the receiving engine matches writes that landed before the announcement when it arrives
-    if (!pull) remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, from, to, local.engine().key(), uids));
+    if (!pull && preUids == null) remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, from, to, local.engine().key(), uids));
     boolean ended;
     synchronized (this) {
       inFlight.addAll(st);

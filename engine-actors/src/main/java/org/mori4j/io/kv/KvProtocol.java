@@ -17,9 +17,10 @@ public final class KvProtocol {
   public record LayersLanded(String cacheName, String requestId, int fromLayer, int toLayer, String fromEngine) implements Command, Wire {}
 
   /**
-   * Told before the data: layers {@code [fromLayer, toLayer)} of {@code requestId} go to cache {@code cacheName} as the
+   * Told when the writes are issued, or for a stream over TCP for every layer when it opens: layers {@code [fromLayer, toLayer)} of {@code requestId} go to cache {@code cacheName} as the
    * writes {@code uids} of engine {@code fromEngine}, so the receiving engine can report them landed as soon as its
-   * own backend has recorded those writes, without waiting for {@link LayersLanded}.
+   * own backend has recorded those writes (whichever of this and the writes comes first), without waiting for
+   * {@link LayersLanded}.
    */
   public record LayersSent(String cacheName, String requestId, int fromLayer, int toLayer, String fromEngine, long[] uids)
       implements Command, Wire {}
