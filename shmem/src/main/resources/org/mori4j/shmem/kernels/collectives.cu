@@ -82,7 +82,14 @@ struct __align__(16) Mori4jVec {
 static __device__ __forceinline__ Mori4jVec mori4j_load_cg(const Mori4jVec* p) {
   Mori4jVec v;
 #if defined(MORI_SHMEM_HIP)
-  v = *(const volatile Mori4jVec*) p;
+  // a volatile load of a 16-byte vector is one global_load_dwordx4 with glc on AMDGPU: around the incoherent
+  // L1, as .cg is on NVIDIA (a volatile struct cannot be assigned: no volatile copy assignment)
+  typedef unsigned int mori4j_u32x4 __attribute__((ext_vector_type(4)));
+  const mori4j_u32x4 x = *(const volatile mori4j_u32x4*) p;
+  v.w[0] = x.x;
+  v.w[1] = x.y;
+  v.w[2] = x.z;
+  v.w[3] = x.w;
 #else
   asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.w[0]), "=r"(v.w[1]), "=r"(v.w[2]), "=r"(v.w[3]) : "l"(p) : "memory");
 #endif
