@@ -19,6 +19,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 part=${1:?usage: record-multi-gpu-acceptance.sh gpuinit|kv|xgmi|xgmi2 [DIR]}
+case $part in gpuinit|kv|xgmi|xgmi2) ;; *) echo "unknown part '$part' (gpuinit, kv, xgmi, xgmi2)" >&2; exit 2;; esac
 commit=${MORI4J_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 dir=${2:-bench/results/$(date -u +%Y%m%dT%H%MZ)-$commit-multi-gpu}
 mkdir -p "$dir"
@@ -26,19 +27,15 @@ default_cmd=./mori4j
 [ -f .device/run.sh ] && default_cmd="bash .device/run.sh org.mori4j.bench.Mori4jCommand"
 read -r -a mori4j <<< "${MORI4J_CMD:-$default_cmd}"
 export NCCL_NVLS_ENABLE=0
-gpus=0
-command -v nvidia-smi >/dev/null 2>&1 && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+. bench/gpu-machine-info.sh
+gpus=$(gpu_count)
 {
   echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "commit:  $commit"
   echo "part:    $part"
   echo "host:    $(uname -srm), $(nproc) CPUs"
   echo "gpus:    $gpus"
-  if command -v nvidia-smi >/dev/null 2>&1; then
-    nvidia-smi -L 2>&1
-    nvidia-smi 2>&1 | grep -E 'Driver Version|CUDA Version' | sed 's/|//g; s/  */ /g'
-    nvidia-smi topo -m 2>&1
-  fi
+  gpu_machine_info
 } > "$dir/machine-$part.txt"
 [ "$gpus" -ge 2 ] || echo "WARNING: $gpus GPU(s): these are the two-GPU runs; on one GPU both sides share GPU 0 and the figures are not the acceptance figures" | tee -a "$dir/machine-$part.txt"
 # the receiving GPU: 1 where there are two, else 0 (a dry run of the script on one GPU)
@@ -81,10 +78,6 @@ case $part in
   xgmi|xgmi2)
     mode=same-process; [ $part = xgmi2 ] && mode=two-process
     MORI4J_XGMI_MODES=$mode MORI4J_CMD="${mori4j[*]}" MORI4J_COMMIT=$commit step "record-xgmi-$mode" 560 bash bench/record-xgmi-results.sh "$dir/xgmi"
-    ;;
-  *)
-    echo "unknown part '$part' (gpuinit, kv, xgmi, xgmi2)" >&2
-    exit 2
     ;;
 esac
 exit $failed

@@ -26,8 +26,8 @@ commit=${MORI4J_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown
 dir=${1:-bench/results/$(date -u +%Y%m%dT%H%MZ)-$commit-xgmi}
 mkdir -p "$dir"
 read -r -a mori4j <<< "${MORI4J_CMD:-./mori4j}"
-gpus=0
-command -v nvidia-smi >/dev/null 2>&1 && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+. bench/gpu-machine-info.sh
+gpus=$(gpu_count)
 target=${MORI4J_GPU_TARGET:-$([ "$gpus" -ge 2 ] && echo 1 || echo 0)}
 {
   echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -36,11 +36,7 @@ target=${MORI4J_GPU_TARGET:-$([ "$gpus" -ge 2 ] && echo 1 || echo 0)}
   echo "host:    $(uname -srm), $(nproc) CPUs, $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
   echo "runs:    GPU0 -> GPU$target"
   echo "jvm:     MORI4J_JAVA_OPTS='${MORI4J_JAVA_OPTS:-}' DEVICE_JAVA_OPTS='${DEVICE_JAVA_OPTS:-}'"
-  if command -v nvidia-smi >/dev/null 2>&1; then
-    nvidia-smi -L 2>&1
-    nvidia-smi 2>&1 | grep -E 'Driver Version|CUDA Version' | sed 's/|//g; s/  */ /g'
-    nvidia-smi topo -m 2>&1
-  fi
+  gpu_machine_info
 } > "$dir/machine.txt"
 cat "$dir/machine.txt"
 failed=0
