@@ -70,8 +70,10 @@ final class KvEndpoint {
   private Behavior<KvProtocol.Command> behavior() {
     return Behaviors.receive(KvProtocol.Command.class)
         .onMessage(KvProtocol.LayersLanded.class, m -> {
+          KvHopTrace.mark(KvHopTrace.RECEIVED, m.requestId(), m.fromLayer(), m.toLayer());
           KvCache c = caches.get(m.cacheName());
           if (c != null) c.landings().landed(m.requestId(), m.fromLayer(), m.toLayer(), m.fromEngine());
+          KvHopTrace.mark(KvHopTrace.PUBLISHED, m.requestId(), m.fromLayer(), m.toLayer());
           inbound.senderReported(m.fromEngine(), m.requestId(), m.fromLayer(), m.toLayer());
           return Behaviors.same();
         })

@@ -261,6 +261,7 @@ public final class KvMigration {
           if (fail(c, why)) tellAborted(why);
           chunk.complete(new Chunk(from, to, c, why));
         } else if (left.decrementAndGet() == 0 && !chunk.isDone()) {
+          KvHopTrace.mark(KvHopTrace.COMPLETED, requestId, from, to);
           landed(from, to);
           chunk.complete(new Chunk(from, to, StatusCode.SUCCESS, ""));
         }
@@ -273,7 +274,10 @@ public final class KvMigration {
   private void landed(int from, int to) {
     if (!inProgress()) return;
     if (mode == Mode.PULL) local.landings().landed(requestId, from, to, remote.engineKey());
-    else remoteEndpoint.tell(new KvProtocol.LayersLanded(remote.name(), requestId, from, to, local.engine().key()));
+    else {
+      remoteEndpoint.tell(new KvProtocol.LayersLanded(remote.name(), requestId, from, to, local.engine().key()));
+      KvHopTrace.mark(KvHopTrace.TOLD, requestId, from, to);
+    }
     if (layersLanded.addAndGet(to - from) == local.layout().layers()) finish(StatusCode.SUCCESS, "");
   }
 
