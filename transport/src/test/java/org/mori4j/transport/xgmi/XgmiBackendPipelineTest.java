@@ -21,6 +21,7 @@ import org.mori4j.transport.BackendListener;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
+import org.mori4j.transport.xgmi.XgmiTestBackends.Op;
 
 /**
  * The XGMI backend's worker end to end on {@link HostBackedGpuRuntime}, an in-memory device whose copies and
@@ -40,29 +41,6 @@ class XgmiBackendPipelineTest {
   private final AtomicLong ids = new AtomicLong(100);
 
   /** An op that remembers how it ended, and fails the test if it ends twice. */
-  static final class Op extends TransferOp {
-    final CompletableFuture<String> done = new CompletableFuture<>();
-    final AtomicInteger ends = new AtomicInteger();
-    volatile TransportError error;
-
-    @Override
-    public void transferSucceeded() {
-      ends.incrementAndGet();
-      done.complete("ok");
-    }
-
-    @Override
-    public void transferFailed(TransportError e, String message) {
-      ends.incrementAndGet();
-      error = e;
-      done.complete(e + ": " + message);
-    }
-
-    String await() throws Exception {
-      return done.get(30, TimeUnit.SECONDS);
-    }
-  }
-
   /** What the owner registered: the engine keeps the same for XgmiControl to answer from. */
   record Registered(LocalRegion region, byte[] data) {}
 
@@ -114,17 +92,7 @@ class XgmiBackendPipelineTest {
   }
 
   private XgmiBackend started(String key, RegionConfirmer confirmer, XgmiSettings settings, BackendListener listener) {
-    XgmiBackend b = new XgmiBackend(key, settings, () -> gpu, confirmer);
-    b.start(listener);
-    cleanup.add(0, b);
-    Thread driver = Thread.ofPlatform().daemon().name("drive-" + key).start(() -> {
-      var source = b.completionSources().get(0);
-      while (!source.isClosed()) {
-        if (source.doWork() == 0) source.awaitWork(1_000_000);
-      }
-    });
-    cleanup.add(driver::join);
-    return b;
+    return XgmiTestBackends.started(key, settings, () -> gpu, confirmer, listener, cleanup);
   }
 
   private DeviceBuffer alloc(int device, long size) {

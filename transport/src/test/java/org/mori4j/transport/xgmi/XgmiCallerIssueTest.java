@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.mori4j.natives.gpu.DeviceBuffer;
@@ -19,6 +18,7 @@ import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.RegionConfirmer;
 import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
+import org.mori4j.transport.xgmi.XgmiTestBackends.Op;
 
 /**
  * A batch issued from the submitting thread ({@link XgmiBackend#issueFromCaller}) on {@link HostBackedGpuRuntime}:
@@ -41,38 +41,9 @@ class XgmiCallerIssueTest {
   private MemorySegment src;
   private MemorySegment dst;
 
-  /** An op that remembers how it ended. */
-  static final class Op extends TransferOp {
-    final CompletableFuture<String> done = new CompletableFuture<>();
-
-    @Override
-    public void transferSucceeded() {
-      done.complete("ok");
-    }
-
-    @Override
-    public void transferFailed(TransportError e, String message) {
-      done.complete(e + ": " + message);
-    }
-
-    String await() throws Exception {
-      return done.get(30, TimeUnit.SECONDS);
-    }
-  }
-
   private XgmiBackend started(String key, RegionConfirmer confirmer) {
     // one stream and one event: the first batch through the worker sets up everything a caller's issue needs
-    XgmiBackend b = new XgmiBackend(key, XgmiSettings.of(1, 1), () -> gpu, confirmer);
-    b.start(BackendListener.NONE);
-    cleanup.add(0, b);
-    Thread driver = Thread.ofPlatform().daemon().name("drive-" + key).start(() -> {
-      var source = b.completionSources().get(0);
-      while (!source.isClosed()) {
-        if (source.doWork() == 0) source.awaitWork(1_000_000);
-      }
-    });
-    cleanup.add(driver::join);
-    return b;
+    return XgmiTestBackends.started(key, XgmiSettings.of(1, 1), () -> gpu, confirmer, BackendListener.NONE, cleanup);
   }
 
   private void setUp() {
