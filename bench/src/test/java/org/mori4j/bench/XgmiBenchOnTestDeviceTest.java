@@ -7,6 +7,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.mori4j.io.TestGpuDevice;
 import org.mori4j.transport.xgmi.HostBackedGpuRuntime;
 
 /**
@@ -23,7 +24,7 @@ class XgmiBenchOnTestDeviceTest {
 
   @BeforeAll
   static void useTheTestDevice() {
-    device = TestGpuDevice.select(MODE);
+    device = TestGpuDevice.select(MODE, new HostBackedGpuRuntime(2, 0));
   }
 
   @AfterAll

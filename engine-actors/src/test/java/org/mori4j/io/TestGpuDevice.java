@@ -6,8 +6,8 @@ import org.mori4j.transport.xgmi.HostBackedGpuRuntime;
 
 /**
  * Makes a prepared in-memory GPU runtime (transport's {@link HostBackedGpuRuntime}) the JVM's GPU runtime for the
- * engines a test creates, through {@code mori4j.gpu.runtime}, and puts things back afterwards. (bench's tests have
- * their own, since bench does not see engine-actors' test classes.)
+ * engines a test creates, through {@code mori4j.gpu.runtime}, and puts things back afterwards. engine-actors'
+ * test jar carries this class alone, for bench's tests.
  */
 public final class TestGpuDevice {
   private TestGpuDevice() {}

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mori4j.bench.Mori4jCommand;
-import org.mori4j.bench.TestGpuDevice;
+import org.mori4j.io.TestGpuDevice;
 import org.mori4j.transport.xgmi.HostBackedGpuRuntime;
 
 /**
@@ -30,7 +30,7 @@ class KvBenchXgmiOnTestDeviceTest {
 
   @BeforeAll
   static void useTheTestDevice() {
-    device = TestGpuDevice.select(MODE);
+    device = TestGpuDevice.select(MODE, new HostBackedGpuRuntime(2, 0));
   }
 
   @AfterAll
