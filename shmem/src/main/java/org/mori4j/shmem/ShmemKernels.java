@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
@@ -27,41 +28,57 @@ import org.mori4j.natives.gpu.GpuRuntime;
 public final class ShmemKernels {
   /** The device library's class-path resource. */
   public static final String DEVICE_LIBRARY_RESOURCE = "/org/mori4j/shmem/device/mori_shmem.cuh";
-  /** Its second part (PEs without a direct path), put where the first includes it. */
-  public static final String PROXY_LIBRARY_RESOURCE = "/org/mori4j/shmem/device/mori_shmem_proxy.cuh";
+  private static final String DEVICE_FOLDER = "/org/mori4j/shmem/device/";
+  /**
+   * The files {@code mori_shmem.cuh} includes, in no particular order: its parts (PEs without a direct path, the data
+   * calls, synchronization), each put where the first includes it, and engine-actors' {@code mori_rdma.cuh}.
+   */
+  private static final List<String> PARTS = List.of("mori_shmem_proxy.cuh", "mori_shmem_rma.cuh", "mori_shmem_sync.cuh", "mori_rdma.cuh");
   /** The kernel behind {@link Shmem#barrierAll(org.mori4j.natives.gpu.GpuStream)}, defined by the device library. */
   public static final String STREAM_BARRIER_KERNEL = "mori_shmem_internal_stream_barrier";
 
   private static final Pattern INCLUDE = Pattern.compile("(?m)^\\s*#\\s*include\\s*[\"<]mori_(shmem|rdma)\\.cuh[\">].*$");
-  private static final Pattern RDMA_INCLUDE = Pattern.compile("(?m)^[ \\t]*#[ \\t]*include[ \\t]*\"mori_rdma\\.cuh\".*$");
-  private static final Pattern PROXY_INCLUDE = Pattern.compile("(?m)^[ \\t]*#[ \\t]*include[ \\t]*\"mori_shmem_proxy\\.cuh\".*$");
+  private static final Pattern PART_INCLUDE = Pattern.compile("(?m)^[ \\t]*#[ \\t]*include[ \\t]*\"(mori_[a-z_]+\\.cuh)\".*$");
   private static final ConcurrentHashMap<String, byte[]> IMAGES = new ConcurrentHashMap<>();
   private static volatile String library;
 
   private ShmemKernels() {}
 
   /**
-   * The text of {@code mori_shmem.cuh} with engine-actors' {@code mori_rdma.cuh} ({@link GpuInitiatedKernels#deviceLibrary()}, the
-   * queue protocol the proxy part posts through) and {@code mori_shmem_proxy.cuh} in place of their include lines, each
-   * between {@code #line} markers so that the compiler names the right file and line.
+   * The text of {@code mori_shmem.cuh} with each of its parts ({@code mori_shmem_proxy.cuh}, {@code mori_shmem_rma.cuh},
+   * {@code mori_shmem_sync.cuh}) and engine-actors' {@code mori_rdma.cuh} ({@link GpuInitiatedKernels#deviceLibrary()},
+   * the queue protocol the proxy part posts through) in place of its include line, each between {@code #line} markers
+   * so that the compiler names the right file and line.
    */
   public static String deviceLibrary() {
     String text = library;
     if (text == null) {
-      // bottom-up, so that the line numbers of the outer file that the markers name are still its own
-      text = inline(resource(DEVICE_LIBRARY_RESOURCE), PROXY_INCLUDE, "mori_shmem_proxy.cuh", resource(PROXY_LIBRARY_RESOURCE));
-      text = inline(text, RDMA_INCLUDE, "mori_rdma.cuh", GpuInitiatedKernels.deviceLibrary());
+      text = inlineParts(resource(DEVICE_LIBRARY_RESOURCE));
       library = text;
     }
     return text;
   }
 
-  private static String inline(String outer, Pattern include, String innerName, String inner) {
-    Matcher m = include.matcher(outer);
-    if (!m.find()) throw new IllegalStateException("mori_shmem.cuh does not include " + innerName);
-    long line = 1 + outer.substring(0, m.start()).chars().filter(c -> c == '\n').count();
-    return outer.substring(0, m.start()) + "#line 1 \"" + innerName + "\"\n" + inner + "\n#line " + (line + 1) + " \"mori_shmem.cuh\""
-        + outer.substring(m.end());
+  private static String inlineParts(String outer) {
+    StringBuilder out = new StringBuilder(outer.length() + 64 * 1024);
+    Matcher m = PART_INCLUDE.matcher(outer);
+    List<String> seen = new ArrayList<>();
+    int from = 0;
+    long line = 1;
+    while (m.find()) {
+      String part = m.group(1);
+      if (!PARTS.contains(part)) throw new IllegalStateException("mori_shmem.cuh includes " + part + ", which is not one of its parts " + PARTS);
+      if (seen.contains(part)) throw new IllegalStateException("mori_shmem.cuh includes " + part + " twice");
+      seen.add(part);
+      line += outer.substring(from, m.start()).chars().filter(c -> c == '\n').count();
+      String inner = part.equals("mori_rdma.cuh") ? GpuInitiatedKernels.deviceLibrary() : resource(DEVICE_FOLDER + part);
+      // the marker after the part gives the outer file its own line numbers back: the line after the include's
+      out.append(outer, from, m.start()).append("#line 1 \"").append(part).append("\"\n").append(inner)
+          .append("\n#line ").append(line + 1).append(" \"mori_shmem.cuh\"");
+      from = m.end();
+    }
+    if (seen.size() != PARTS.size()) throw new IllegalStateException("mori_shmem.cuh includes " + seen + ", not all of " + PARTS);
+    return out.append(outer, from, outer.length()).toString();
   }
 
   private static String resource(String name) {

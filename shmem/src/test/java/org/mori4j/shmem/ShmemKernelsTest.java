@@ -53,6 +53,26 @@ class ShmemKernelsTest {
   }
 
   @Test
+  void everyPartIsInlinedOnceAndTheMarkersAfterThemGiveMoriShmemCuhItsOwnLines() throws Exception {
+    String lib = ShmemKernels.deviceLibrary();
+    String[] outer;
+    try (var in = ShmemKernels.class.getResourceAsStream(ShmemKernels.DEVICE_LIBRARY_RESOURCE)) {
+      outer = new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n", -1);
+    }
+    for (String part : new String[] {"mori_shmem_proxy.cuh", "mori_shmem_rma.cuh", "mori_shmem_sync.cuh", "mori_rdma.cuh"})
+      assertEquals(1, lib.split(Pattern.quote("#line 1 \"" + part + "\"\n"), -1).length - 1, part + " inlined once");
+    Matcher back = Pattern.compile("\n#line (\\d+) \"mori_shmem.cuh\"\n([^\n]*)").matcher(lib);
+    int markers = 0;
+    while (back.find()) {
+      markers++;
+      int line = Integer.parseInt(back.group(1));
+      assertEquals(outer[line - 1], back.group(2), "the line after the marker to line " + line);
+    }
+    assertEquals(4, markers, "one marker back after each part");
+    assertTrue(lib.indexOf("mori_shmem_putmem_nbi_signal_block") < lib.indexOf("mori_shmem_internal_stream_barrier"), "the data calls, then synchronization");
+  }
+
+  @Test
   void theDeviceLibraryAndEveryFunctionCompileWithNvrtc() {
     Assumptions.assumeTrue(Nvrtc.library().available(), "no NVRTC here: " + Nvrtc.library().failure());
     String unit = ShmemKernels.withDeviceLibrary(DeviceApiScenario.source(), "device_api_test.cu");
