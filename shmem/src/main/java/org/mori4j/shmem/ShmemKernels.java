@@ -1,14 +1,12 @@
 package org.mori4j.shmem;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Matcher;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
+import org.mori4j.io.gpuinit.DeviceSources;
 import org.mori4j.io.gpuinit.GpuInitiatedKernels;
 import org.mori4j.natives.gpu.GpuModule;
 import org.mori4j.natives.gpu.GpuRuntime;
@@ -29,16 +27,10 @@ public final class ShmemKernels {
   /** The device library's class-path resource. */
   public static final String DEVICE_LIBRARY_RESOURCE = "/org/mori4j/shmem/device/mori_shmem.cuh";
   private static final String DEVICE_FOLDER = "/org/mori4j/shmem/device/";
-  /**
-   * The files {@code mori_shmem.cuh} includes, in no particular order: its parts (PEs without a direct path, the data
-   * calls, synchronization), each put where the first includes it, and engine-actors' {@code mori_rdma.cuh}.
-   */
-  private static final List<String> PARTS = List.of("mori_shmem_proxy.cuh", "mori_shmem_rma.cuh", "mori_shmem_sync.cuh", "mori_rdma.cuh");
   /** The kernel behind {@link Shmem#barrierAll(org.mori4j.natives.gpu.GpuStream)}, defined by the device library. */
   public static final String STREAM_BARRIER_KERNEL = "mori_shmem_internal_stream_barrier";
 
   private static final Pattern INCLUDE = Pattern.compile("(?m)^\\s*#\\s*include\\s*[\"<]mori_(shmem|rdma)\\.cuh[\">].*$");
-  private static final Pattern PART_INCLUDE = Pattern.compile("(?m)^[ \\t]*#[ \\t]*include[ \\t]*\"(mori_[a-z_]+\\.cuh)\".*$");
   private static final ConcurrentHashMap<String, byte[]> IMAGES = new ConcurrentHashMap<>();
   private static volatile String library;
 
@@ -53,41 +45,14 @@ public final class ShmemKernels {
   public static String deviceLibrary() {
     String text = library;
     if (text == null) {
-      text = inlineParts(resource(DEVICE_LIBRARY_RESOURCE));
+      Map<String, Supplier<String>> parts = new LinkedHashMap<>();
+      for (String part : List.of("mori_shmem_proxy.cuh", "mori_shmem_rma.cuh", "mori_shmem_sync.cuh"))
+        parts.put(part, () -> DeviceSources.resource(ShmemKernels.class, DEVICE_FOLDER + part));
+      parts.put("mori_rdma.cuh", GpuInitiatedKernels::deviceLibrary);
+      text = DeviceSources.inline("mori_shmem.cuh", DeviceSources.resource(ShmemKernels.class, DEVICE_LIBRARY_RESOURCE), parts);
       library = text;
     }
     return text;
-  }
-
-  private static String inlineParts(String outer) {
-    StringBuilder out = new StringBuilder(outer.length() + 64 * 1024);
-    Matcher m = PART_INCLUDE.matcher(outer);
-    List<String> seen = new ArrayList<>();
-    int from = 0;
-    long line = 1;
-    while (m.find()) {
-      String part = m.group(1);
-      if (!PARTS.contains(part)) throw new IllegalStateException("mori_shmem.cuh includes " + part + ", which is not one of its parts " + PARTS);
-      if (seen.contains(part)) throw new IllegalStateException("mori_shmem.cuh includes " + part + " twice");
-      seen.add(part);
-      line += outer.substring(from, m.start()).chars().filter(c -> c == '\n').count();
-      String inner = part.equals("mori_rdma.cuh") ? GpuInitiatedKernels.deviceLibrary() : resource(DEVICE_FOLDER + part);
-      // the marker after the part gives the outer file its own line numbers back: the line after the include's
-      out.append(outer, from, m.start()).append("#line 1 \"").append(part).append("\"\n").append(inner)
-          .append("\n#line ").append(line + 1).append(" \"mori_shmem.cuh\"");
-      from = m.end();
-    }
-    if (seen.size() != PARTS.size()) throw new IllegalStateException("mori_shmem.cuh includes " + seen + ", not all of " + PARTS);
-    return out.append(outer, from, outer.length()).toString();
-  }
-
-  private static String resource(String name) {
-    try (InputStream in = ShmemKernels.class.getResourceAsStream(name)) {
-      if (in == null) throw new IllegalStateException("resource " + name + " is missing from the class path");
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 
   /**

@@ -1,10 +1,7 @@
 package org.mori4j.io.gpuinit;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import org.mori4j.natives.gpu.GpuModule;
@@ -24,6 +21,7 @@ import org.mori4j.natives.gpu.GpuRuntime;
 public final class GpuInitiatedKernels {
   /** The device library's class-path resource. */
   public static final String DEVICE_LIBRARY_RESOURCE = "/org/mori4j/io/gpuinit/mori_rdma.cuh";
+  private static final String DEVICE_FOLDER = "/org/mori4j/io/gpuinit/";
 
   private static final Pattern INCLUDE = Pattern.compile("(?m)^\\s*#\\s*include\\s*[\"<]mori_rdma\\.cuh[\">].*$");
   private static final ConcurrentHashMap<String, byte[]> IMAGES = new ConcurrentHashMap<>();
@@ -31,16 +29,16 @@ public final class GpuInitiatedKernels {
 
   private GpuInitiatedKernels() {}
 
-  /** The text of {@code mori_rdma.cuh}. */
+  /**
+   * The text of {@code mori_rdma.cuh} with its parts {@code mori_rdma_layout.h} (the endpoint block and the WQE/CQE
+   * formats) and {@code mori_rdma_completions.cuh} (retirement, completions, receives) in place of their include lines.
+   */
   public static String deviceLibrary() {
     String text = library;
     if (text == null) {
-      try (InputStream in = GpuInitiatedKernels.class.getResourceAsStream(DEVICE_LIBRARY_RESOURCE)) {
-        if (in == null) throw new IllegalStateException("resource " + DEVICE_LIBRARY_RESOURCE + " is missing from the class path");
-        text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
+      text = DeviceSources.inline("mori_rdma.cuh", DeviceSources.resource(GpuInitiatedKernels.class, DEVICE_LIBRARY_RESOURCE), Map.of(
+          "mori_rdma_layout.h", () -> DeviceSources.resource(GpuInitiatedKernels.class, DEVICE_FOLDER + "mori_rdma_layout.h"),
+          "mori_rdma_completions.cuh", () -> DeviceSources.resource(GpuInitiatedKernels.class, DEVICE_FOLDER + "mori_rdma_completions.cuh")));
       library = text;
     }
     return text;
