@@ -1,5 +1,8 @@
 package org.mori4j.io.internal;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
 /**
  * The scan of a batch entry's offset and size arrays that checks every block against both regions, counts the
  * neighbours that join (contiguous on both sides), sums the bytes and finds the smallest and largest block: what
@@ -27,8 +30,8 @@ public final class BatchBlocks {
   public String scan(long[] lo, long[] ro, long[] sizes, long localSize, long remoteSize, String ln, String rn) {
     int n = lo.length;
     long s0 = sizes[0];
-    // only or-reductions of arithmetic on the same index, which C2 vectorizes (a sum, a min/max or a compare with
-    // the previous block in the same loop keeps it scalar: 4,096 blocks took ~7 us, this loop ~1 us on the 2-core VM)
+    // only or-reductions of arithmetic on the same index, in a body small enough for C2 to unroll and pack (a compare
+    // with the next block in the same loop kept it scalar: 4,096 blocks ~9 us, this loop ~0.7 us on the 2-core VM)
     long bad = 0, differ = 0;
     for (int i = 0; i < n; i++) {
       long s = sizes[i], a = lo[i], b = ro[i];
@@ -39,14 +42,9 @@ public final class BatchBlocks {
       differ |= s ^ s0;
     }
     if (bad < 0) return firstBad(lo, ro, sizes, localSize, remoteSize, ln, rn);
-    // whether any block starts where the previous one ends on both sides: d == 0 exactly when (d - 1) & ~d is negative
-    long anyJoin = 0;
-    for (int i = 0; i < n - 1; i++) {
-      long d = (lo[i + 1] - lo[i] - sizes[i]) | (ro[i + 1] - ro[i] - sizes[i]);
-      anyJoin |= (d - 1) & ~d;
-    }
+    // whether any block starts where the previous one ends on both sides (rare: a caller that could have sent one block)
     int joined = 0;
-    if (anyJoin < 0) {
+    if (anyJoin(lo, ro, sizes, n) < 0) {
       for (int i = 0; i < n - 1; i++) if (lo[i + 1] == lo[i] + sizes[i] && ro[i + 1] == ro[i] + sizes[i]) joined++;
     }
     if (differ == 0) {
@@ -69,6 +67,26 @@ public final class BatchBlocks {
     }
     joins = joined;
     return null;
+  }
+
+  private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+
+  /**
+   * Negative exactly when some block {@code i + 1} starts where block {@code i} ends on both sides. Each neighbour is
+   * read through a segment view of the same array: C2 keeps a loop that loads {@code lo[i]} and {@code lo[i + 1]}
+   * from the array itself scalar (it does not pack two loads of one array at different offsets), while this form
+   * vectorizes (4,096 blocks: ~2.2 us scalar, ~1.1 us vectorized on the 2-core VM). Its own method, so that its loop
+   * body stays small enough for C2 to unroll and pack.
+   */
+  private static long anyJoin(long[] lo, long[] ro, long[] sizes, int n) {
+    MemorySegment nextLo = MemorySegment.ofArray(lo), nextRo = MemorySegment.ofArray(ro);
+    long any = 0;
+    for (int i = 0; i < n - 1; i++) {
+      long s = sizes[i];
+      long d = (nextLo.getAtIndex(LONG, i + 1) - lo[i] - s) | (nextRo.getAtIndex(LONG, i + 1) - ro[i] - s);
+      any |= ~(d | -d); // negative exactly when d == 0
+    }
+    return any;
   }
 
   /** The message for the first bad block, in the order and words of the engine's checks. */
