@@ -34,7 +34,7 @@ import org.mori4j.natives.gpu.PointerInfo;
  * that moment is the host cost that a real GPU would add in front of its kernel. It has no IPC (handles cannot be made: the backend then keeps the region to this
  * process, as it does for a driver that refuses) and no peer access (one device).
  */
-public final class HostPathGpuRuntime implements GpuRuntime {
+public final class HostPathGpuRuntime implements GpuRuntime, LaunchClock {
   private static final String GATHER = "mori4j_xgmi_gather";
 
   private final Arena arena = Arena.ofShared();
@@ -50,11 +50,13 @@ public final class HostPathGpuRuntime implements GpuRuntime {
   private final Thread deviceThread = Thread.ofPlatform().daemon().name("host-path-device").unstarted(this::runDevice);
 
   /** Kernel launches so far. */
+  @Override
   public long launches() {
     return launches.get();
   }
 
   /** {@link System#nanoTime()} at the start of the last launch call. */
+  @Override
   public long lastLaunchNanos() {
     return lastLaunchNanos;
   }
