@@ -157,6 +157,16 @@ public final class KvCache implements AutoCloseable {
     }
   }
 
+  /** The landing board of {@code remote}'s engine this cache's writes post to (XGMI peers on this host), or null. */
+  KvLandingBoard landingBoard(KvCacheDesc remote) {
+    return endpoint.boards.forPeer(buffers.get(0), remote);
+  }
+
+  /** This engine's id in landing-board entries. */
+  long boardSenderId() {
+    return endpoint.boards.senderId;
+  }
+
   /** Batches below twice this are not cut ({@code mori4j.kv.tcp-min-part}); see {@link KvTransferPlan#split}. */
   public long minPartBytes() { return tcpMinPart; }
 

@@ -17,7 +17,8 @@ import org.mori4j.io.IoEngine;
  * caches open on that engine by name. It lives in the engine's ActorSystem, so it is reachable wherever the
  * engine is, and stops when the engine's last cache closes. It also matches senders' announced writes with what
  * this engine's backend recorded ({@link KvInbound}), so a range is reported landed without waiting for the
- * sender's message.
+ * sender's message; for XGMI peers on this host (whose targets are never told of writes) the same matching reads
+ * the senders' posts on this engine's landing board ({@link KvBoards}).
  */
 final class KvEndpoint {
   private static final Map<IoEngine, KvEndpoint> BY_ENGINE = new ConcurrentHashMap<>();
@@ -29,14 +30,37 @@ final class KvEndpoint {
   final Map<String, KvCache> caches = new ConcurrentHashMap<>();
   private final KvInbound inbound;
   private final AutoCloseable inboundSubscription;
+  final KvBoards boards;
+  /** Tests: drop the senders' {@link KvProtocol.LayersLanded} messages, so only the landing board can report. */
+  volatile boolean ignoreSenderMessages;
 
   private KvEndpoint(IoEngine engine) {
     this.engine = engine;
-    this.inbound = new KvInbound(engine, this::tellSelf);
+    this.inbound = new KvInbound(engine, this::tellSelf, this::boardRangeLanded);
     String name = "mori4j-kv-" + URLEncoder.encode(engine.key(), StandardCharsets.UTF_8) + "-" + SEQ.incrementAndGet();
     this.ref = engine.actorSystem().systemActorOf(behavior(), name, Props.empty());
     this.path = ActorRefResolver.get(engine.actorSystem()).toSerializationFormat(ref);
+    this.boards = new KvBoards(engine, inbound, "mori4j-kv-board-" + engine.key());
     this.inboundSubscription = engine.onInboundLanded(inbound);
+  }
+
+  /** The endpoint of {@code engine} while it has an open cache (tests). */
+  static KvEndpoint of(IoEngine engine) {
+    return BY_ENGINE.get(engine);
+  }
+
+  /**
+   * A range whose writes the landing board reported, on the board reader's thread (or the endpoint's, when the
+   * announcement came last): published at once, then settled on the endpoint's thread (whose own publication of it
+   * then changes nothing).
+   */
+  private void boardRangeLanded(KvInbound.Expected e) {
+    KvProtocol.LayersSent s = e.sent;
+    KvHopTrace.mark(KvHopTrace.RECEIVED, s.requestId(), s.fromLayer(), s.toLayer());
+    KvCache c = caches.get(s.cacheName());
+    if (c != null) c.landings().landed(s.requestId(), s.fromLayer(), s.toLayer(), s.fromEngine());
+    KvHopTrace.mark(KvHopTrace.PUBLISHED, s.requestId(), s.fromLayer(), s.toLayer());
+    ref.tell(new KvProtocol.InboundLanded(e));
   }
 
   private void tellSelf(KvProtocol.Command c) {
@@ -62,6 +86,7 @@ final class KvEndpoint {
         } catch (Exception e) {
           throw new IllegalStateException(e);
         }
+        boards.close();
         ref.tell(new KvProtocol.Stop());
       }
     }
@@ -70,6 +95,8 @@ final class KvEndpoint {
   private Behavior<KvProtocol.Command> behavior() {
     return Behaviors.receive(KvProtocol.Command.class)
         .onMessage(KvProtocol.LayersLanded.class, m -> {
+          KvHopTrace.mark(KvHopTrace.MESSAGE, m.requestId(), m.fromLayer(), m.toLayer());
+          if (ignoreSenderMessages) return Behaviors.same();
           KvHopTrace.mark(KvHopTrace.RECEIVED, m.requestId(), m.fromLayer(), m.toLayer());
           KvCache c = caches.get(m.cacheName());
           if (c != null) c.landings().landed(m.requestId(), m.fromLayer(), m.toLayer(), m.fromEngine());

@@ -27,9 +27,19 @@ import org.mori4j.io.TransferStatus;
  * {@link #aborted}); at most {@link #MAX_RANGES} ranges are waited for, the oldest dropped first (the fallback
  * still reports them). When an initiator restarts as a new incarnation (its uids start again) its announcements
  * are dropped before any of its new writes can be matched against them.
+ *
+ * <p>XGMI targets are never told of writes, so for senders on this host this engine's {@link KvLandingBoard} stands
+ * in for the backend's record: a sender that announced its writes as board writes ({@link KvProtocol.LayersSent#board})
+ * posts each write's uid there when it completed, and the board's reader hands it to {@link #boardEntry}. An entry
+ * counts only for a write announced by the sender its id names (a hash of the engine key); entries that come before
+ * their announcement wait in a bounded table ({@link #MAX_EARLY}), anything else is ignored. A range completed that
+ * way is handed to {@code boardLanded} on the reader's thread (published at once) rather than through the endpoint's
+ * mailbox.
  */
 final class KvInbound implements IoEngine.InboundListener {
   static final int MAX_RANGES = 1 << 16;
+  /** Board entries kept while their announcement has not arrived; the oldest go first. */
+  static final int MAX_EARLY = 1 << 16;
 
   /** One announced range: its writes not yet claimed are {@code left}. */
   static final class Expected {
@@ -44,17 +54,42 @@ final class KvInbound implements IoEngine.InboundListener {
 
   private record Key(String engine, long uid) {}
 
+  private record BoardKey(long sender, long uid) {}
+
   private final IoEngine engine;
   private final Consumer<KvProtocol.Command> self;
   private final ConcurrentHashMap<Key, Expected> byUid = new ConcurrentHashMap<>();
   // the endpoint's thread only
   private final Map<String, List<Expected>> byRequest = new HashMap<>();
   private final ArrayDeque<Expected> oldestFirst = new ArrayDeque<>();
+  // the landing board's facts: sender id -> engine key (from announcements), entries not yet announced
+  private final Consumer<Expected> boardLanded;
+  private final AtomicInteger boardRanges = new AtomicInteger();
+  private final ConcurrentHashMap<Long, String> boardSenders = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<BoardKey, Boolean> early = new ConcurrentHashMap<>();
+  private final ArrayDeque<BoardKey> earlyOrder = new ArrayDeque<>(); // the board reader's thread only
+  private volatile Runnable boardWake = () -> {};
 
   /** {@code self} tells the endpoint (a local message: the range's landing is reported on its thread). */
   KvInbound(IoEngine engine, Consumer<KvProtocol.Command> self) {
+    this(engine, self, e -> self.accept(new KvProtocol.InboundLanded(e)));
+  }
+
+  /** {@code boardLanded}: a range completed by board entries (on the board reader's or the endpoint's thread). */
+  KvInbound(IoEngine engine, Consumer<KvProtocol.Command> self, Consumer<Expected> boardLanded) {
     this.engine = engine;
     this.self = self;
+    this.boardLanded = boardLanded;
+  }
+
+  /** Called when board writes become expected (the board's reader wakes up). */
+  void onBoardExpected(Runnable wake) {
+    this.boardWake = wake;
+  }
+
+  /** Whether ranges announced as board writes are waited for (the board's reader spins only then). */
+  boolean boardExpected() {
+    return boardRanges.get() > 0;
   }
 
   /** Endpoint's thread: a sender's announcement; claims the writes that already landed. */
@@ -63,8 +98,38 @@ final class KvInbound implements IoEngine.InboundListener {
     for (long u : m.uids()) byUid.put(new Key(m.fromEngine(), u), e);
     byRequest.computeIfAbsent(requestKey(m.fromEngine(), m.requestId()), k -> new ArrayList<>(4)).add(e);
     oldestFirst.add(e);
+    if (m.board()) boardRanges.incrementAndGet();
     while (oldestFirst.size() > MAX_RANGES) drop(oldestFirst.peekFirst());
+    if (m.board()) {
+      long sender = KvLandingBoard.hash64(m.fromEngine());
+      boardSenders.put(sender, m.fromEngine());
+      // entries that came before this announcement (the exclusive claim on each is its removal from early)
+      for (long u : m.uids()) if (early.remove(new BoardKey(sender, u)) != null) claimBoard(m.fromEngine(), u);
+      boardWake.run();
+    }
     for (long u : m.uids()) claim(m.fromEngine(), u);
+  }
+
+  /** The board's reader thread: an entry of the landing board (garbage included). */
+  void boardEntry(int kind, long sender, long uid) {
+    if (kind != KvLandingBoard.KIND_LANDED) return; // "issued": only wakes the reader up
+    String from = boardSenders.get(sender);
+    if (from != null && claimBoard(from, uid)) return;
+    BoardKey k = new BoardKey(sender, uid);
+    early.put(k, Boolean.TRUE);
+    earlyOrder.add(k);
+    while (earlyOrder.size() > MAX_EARLY) early.remove(earlyOrder.poll());
+    // the announcement may have been registered in between: whoever removes the key claims the write
+    from = boardSenders.get(sender);
+    if (from != null && byUid.containsKey(new Key(from, uid)) && early.remove(k) != null) claimBoard(from, uid);
+  }
+
+  private boolean claimBoard(String from, long uid) {
+    Key k = new Key(from, uid);
+    Expected e = byUid.get(k);
+    if (e == null || !e.sent.board() || !byUid.remove(k, e)) return false;
+    if (e.left.decrementAndGet() == 0) boardLanded.accept(e);
+    return true;
   }
 
   /** Backend's I/O thread: write {@code uid} of {@code initiatorKey} landed. */
@@ -77,6 +142,8 @@ final class KvInbound implements IoEngine.InboundListener {
   @Override
   public void forgotten(String initiatorKey) {
     byUid.entrySet().removeIf(en -> en.getKey().engine().equals(initiatorKey));
+    long sender = KvLandingBoard.hash64(initiatorKey);
+    early.keySet().removeIf(k -> k.sender() == sender);
     self.accept(new KvProtocol.InboundForgotten(initiatorKey));
   }
 
@@ -86,7 +153,7 @@ final class KvInbound implements IoEngine.InboundListener {
     if (e == null) return;
     Optional<TransferStatus> s = engine.popInboundTransferStatus(from, uid);
     if (s.isEmpty()) return; // not landed yet, or claimed by the other path
-    byUid.remove(k, e);
+    if (!byUid.remove(k, e)) return; // claimed from the landing board
     // a failed write is the sender's to report (RequestAborted); the range then never lands here
     if (s.get().succeeded() && e.left.decrementAndGet() == 0) self.accept(new KvProtocol.InboundLanded(e));
   }
@@ -109,6 +176,7 @@ final class KvInbound implements IoEngine.InboundListener {
       if (fromLayer >= 0 && (e.sent.fromLayer() < fromLayer || e.sent.toLayer() > toLayer)) continue;
       drop(e);
       for (long u : e.sent.uids()) engine.popInboundTransferStatus(fromEngine, u);
+      if (e.sent.board()) for (long u : e.sent.uids()) early.remove(new BoardKey(KvLandingBoard.hash64(fromEngine), u));
     }
   }
 
@@ -123,7 +191,7 @@ final class KvInbound implements IoEngine.InboundListener {
   }
 
   private void drop(Expected e) {
-    oldestFirst.remove(e);
+    if (oldestFirst.remove(e) && e.sent.board()) boardRanges.decrementAndGet();
     String rk = requestKey(e.sent.fromEngine(), e.sent.requestId());
     List<Expected> l = byRequest.get(rk);
     if (l != null && l.remove(e) && l.isEmpty()) byRequest.remove(rk);

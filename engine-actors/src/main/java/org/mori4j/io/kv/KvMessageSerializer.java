@@ -43,6 +43,8 @@ public final class KvMessageSerializer extends ResolvingSerializer {
       case KvProtocol.LayersSent l -> {
         w.string(l.cacheName()).string(l.requestId()).i32(l.fromLayer()).i32(l.toLayer()).string(l.fromEngine()).i32(l.uids().length);
         for (long u : l.uids()) w.i64(u);
+        // optional trailing flag: frames without it (older senders) read as no board
+        if (l.board()) w.i8(1);
       }
       case KvProtocol.RequestAborted a -> w.string(a.cacheName()).string(a.requestId()).string(a.fromEngine()).string(a.reason());
       case KvProtocol.Describe d -> w.string(d.cacheName()).string(resolver().toSerializationFormat(d.replyTo()));
@@ -77,7 +79,13 @@ public final class KvMessageSerializer extends ResolvingSerializer {
           if (n < 1 || n > in.remaining() / 8) throw new IllegalArgumentException("uid count " + n + " with " + in.remaining() + " bytes left");
           long[] uids = new long[n];
           for (int i = 0; i < n; i++) uids[i] = in.getLong();
-          yield new KvProtocol.LayersSent(cache, req, from, to, engine, uids);
+          boolean board = false;
+          if (in.hasRemaining()) {
+            int flag = in.get();
+            if (flag != 1) throw new IllegalArgumentException("board flag " + flag);
+            board = true;
+          }
+          yield new KvProtocol.LayersSent(cache, req, from, to, engine, uids, board);
         }
         case ABORTED -> new KvProtocol.RequestAborted(DescriptorCodec.readString(in, "cacheName"), DescriptorCodec.readString(in, "requestId"),
             DescriptorCodec.readString(in, "fromEngine"), DescriptorCodec.readString(in, "reason"));

@@ -49,6 +49,9 @@ public final class KvMigration {
   /** Requests each batch is cut into (1: not cut): the TCP connections to the peer, when it is reached over TCP. */
   private final int parts;
   private final boolean tcp;
+  /** The receiving engine's landing board (an XGMI peer on this host) each completed write is posted to, or null. */
+  private final KvLandingBoard board;
+  private final long boardSender;
   /** A TCP stream's uids per layer, told to the receiver at open ({@link #announceLayers}); null: told per call. */
   private long[][] announced;
   private volatile StatusCode code = StatusCode.IN_PROGRESS;
@@ -68,6 +71,8 @@ public final class KvMigration {
     this.remoteEndpoint = remoteEndpoint;
     this.tcp = local != null && local.overTcp(remote);
     this.parts = tcp ? local.tcpBatchParts() : 1;
+    this.board = local != null && mode != Mode.PULL && !tcp ? local.landingBoard(remote) : null;
+    this.boardSender = board != null ? local.boardSenderId() : 0;
     if (local != null && mode == Mode.STREAM) {
       try {
         // before the first sendLayers, whose call is part of the time a stream exposes
@@ -79,13 +84,14 @@ public final class KvMigration {
   }
 
   /**
-   * A stream to a peer reached over TCP tells the receiver every layer's uids now, one {@link KvProtocol.LayersSent}
-   * per layer, so that {@link #sendLayers} issues its writes without a remote message (a remote tell costs tens of
-   * microseconds in the call and its remoting threads compete with the layer's bytes on a small host). Costs one
-   * plan per layer here, before the first layer. Elsewhere (XGMI targets are never told of writes) nothing happens.
+   * A stream to a peer reached over TCP, or to an XGMI peer with a landing board, tells the receiver every layer's
+   * uids now, one {@link KvProtocol.LayersSent} per layer, so that {@link #sendLayers} issues its writes without a
+   * remote message (a remote tell costs tens of microseconds in the call and its remoting threads compete with the
+   * layer's bytes on a small host) and the receiver knows each write before it lands (the board's entry is matched at
+   * once, not after a Pekko hop). Costs one plan per layer here, before the first layer. Elsewhere nothing happens.
    */
   void announceLayers() {
-    if (mode != Mode.STREAM || prepared == null || !tcp) return;
+    if (mode != Mode.STREAM || prepared == null || !(tcp || board != null)) return;
     int layers = local.layout().layers();
     long[][] uids = new long[layers][];
     for (int l = 0; l < layers; l++) {
@@ -93,7 +99,7 @@ public final class KvMigration {
       for (int i = 0; i < uids[l].length; i++) uids[l][i] = local.engine().allocateTransferUid();
     }
     for (int l = 0; l < layers; l++)
-      remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, l, l + 1, local.engine().key(), uids[l]));
+      remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, l, l + 1, local.engine().key(), uids[l], board != null));
     synchronized (this) {
       announced = uids;
     }
@@ -235,11 +241,14 @@ public final class KvMigration {
       transfers += plan.transfers();
       blockSlots += plan.blockSlots();
     }
+    // the receiver's board reader spins from here until the "landed" posts come (a layer's copy takes ~0.2 ms)
+    if (board != null) board.post(KvLandingBoard.KIND_ISSUED, boardSender, uids[0]);
     List<TransferStatus> st = pull ? local.engine().batchRead(locals, lo, remotes, ro, sizes, uids)
         : local.engine().batchWrite(locals, lo, remotes, ro, sizes, uids);
     // announced after the data left: a remote tell costs 20-300 us on a loaded host, which the layer's bytes no
     // longer wait for; the receiving engine matches writes that landed before the announcement when it arrives
-    if (!pull && preUids == null) remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, from, to, local.engine().key(), uids));
+    if (!pull && preUids == null)
+      remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, from, to, local.engine().key(), uids, board != null));
     boolean ended;
     synchronized (this) {
       inFlight.addAll(st);
@@ -249,7 +258,9 @@ public final class KvMigration {
     if (ended) for (TransferStatus s : st) s.cancel();
     CompletableFuture<Chunk> chunk = new CompletableFuture<>();
     AtomicInteger left = new AtomicInteger(n);
-    for (TransferStatus s : st) {
+    for (int i = 0; i < st.size(); i++) {
+      TransferStatus s = st.get(i);
+      long uid = uids[i];
       s.completion().whenComplete((x, err) -> {
         synchronized (this) {
           inFlight.remove(s);
@@ -262,8 +273,13 @@ public final class KvMigration {
           chunk.complete(new Chunk(from, to, c, why));
         } else if (left.decrementAndGet() == 0 && !chunk.isDone()) {
           KvHopTrace.mark(KvHopTrace.COMPLETED, requestId, from, to);
+          // posted before the Pekko message (kept as the fallback), and like it only while the migration is on
+          if (board != null && inProgress() && board.post(KvLandingBoard.KIND_LANDED, boardSender, uid))
+            KvHopTrace.mark(KvHopTrace.TOLD, requestId, from, to);
           landed(from, to);
           chunk.complete(new Chunk(from, to, StatusCode.SUCCESS, ""));
+        } else if (board != null && inProgress()) {
+          board.post(KvLandingBoard.KIND_LANDED, boardSender, uid);
         }
       });
     }

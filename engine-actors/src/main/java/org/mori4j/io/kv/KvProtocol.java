@@ -20,10 +20,16 @@ public final class KvProtocol {
    * Told when the writes are issued, or for a stream over TCP for every layer when it opens: layers {@code [fromLayer, toLayer)} of {@code requestId} go to cache {@code cacheName} as the
    * writes {@code uids} of engine {@code fromEngine}, so the receiving engine can report them landed as soon as its
    * own backend has recorded those writes (whichever of this and the writes comes first), without waiting for
-   * {@link LayersLanded}.
+   * {@link LayersLanded}. With {@code board} the sender also posts each write's uid on the receiving engine's
+   * landing board when it completed (XGMI peers on one host, whose targets are never told of writes).
    */
-  public record LayersSent(String cacheName, String requestId, int fromLayer, int toLayer, String fromEngine, long[] uids)
-      implements Command, Wire {}
+  public record LayersSent(String cacheName, String requestId, int fromLayer, int toLayer, String fromEngine, long[] uids, boolean board)
+      implements Command, Wire {
+    /** Writes the receiver's backend records (no landing board). */
+    public LayersSent(String cacheName, String requestId, int fromLayer, int toLayer, String fromEngine, long[] uids) {
+      this(cacheName, requestId, fromLayer, toLayer, fromEngine, uids, false);
+    }
+  }
 
   /** {@code requestId} into {@code cacheName} ended without (all of) its data: {@code reason}. */
   public record RequestAborted(String cacheName, String requestId, String fromEngine, String reason) implements Command, Wire {}
