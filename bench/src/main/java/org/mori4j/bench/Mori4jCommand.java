@@ -13,13 +13,15 @@ import picocli.CommandLine.Spec;
  * a mori4j cluster with an engine, and {@code cluster-bench} measures against a node found through the
  * cluster, {@code info} prints this host's RDMA devices, GPUs and the backends an engine would start, and
  * {@code shmem-bench} measures the shmem collectives beside NCCL, {@code plot} draws recorded results as SVG,
- * {@code soak} runs three cluster nodes under injected faults and checks every byte. Exit codes: 0 success,
+ * {@code soak} runs three cluster nodes under injected faults and checks every byte, {@code xgmi-pairs} measures
+ * XGMI between every pair of GPUs at once. Exit codes: 0 success,
  * 1 a failed run (a transfer error or wrong bytes), 2 a usage error (message names the flag and value).
  */
 @Command(name = "mori4j", mixinStandardHelpOptions = true, versionProvider = Mori4jCommand.Version.class,
     subcommands = {BenchCommand.class, ServeCommand.class, NodeCommand.class, ClusterBenchCommand.class, InfoCommand.class,
-        ShmemBenchCommand.class, PlotCommand.class, org.mori4j.bench.soak.SoakCommand.class, org.mori4j.bench.kv.KvBenchCommand.class, RegistrationBenchCommand.class, CommandLine.HelpCommand.class},
-    description = "mori4j: MORI-IO's transfer engine on the JVM. Commands: bench, serve, node, cluster-bench, info, shmem-bench, plot, soak, kv-bench, register-bench.")
+        ShmemBenchCommand.class, PlotCommand.class, org.mori4j.bench.soak.SoakCommand.class, org.mori4j.bench.kv.KvBenchCommand.class, RegistrationBenchCommand.class,
+        XgmiPairsCommand.class, XgmiPairsMemberLoop.class, CommandLine.HelpCommand.class},
+    description = "mori4j: MORI-IO's transfer engine on the JVM. Commands: bench, serve, node, cluster-bench, info, shmem-bench, plot, soak, kv-bench, register-bench, xgmi-pairs.")
 public final class Mori4jCommand implements Runnable {
   @Spec CommandSpec spec;
 
