@@ -9,7 +9,9 @@
 #            where there are two), the GpuInitiatedWrite example, and shmem-bench --disable-p2p beside the
 #            P2P kernel and NCCL (the host proxy is an emulated NIC: its rows say so)
 #   kv       issue 14: kv-bench over XGMI, GPU 0 -> GPU 1, Llama-3-70B, 4,096 tokens, fully scattered, push,
-#            pull and layer-streamed, in one process and in two (JSON per process mode)
+#            pull and layer-streamed, in one process and in two (JSON per process mode); Llama-3-8B layer-streamed
+#            in both modes; with MORI4J_KV_HOP_TRACE=1 (the landed hop's stages at each JVM's exit; both ends
+#            only in one process) and the landing board as configured (MORI4J_KV_LANDING_BOARD=off: Pekko only)
 #   xgmi     issue 15: bench/record-xgmi-results.sh's rows in one process (the two-process rows: part xgmi2)
 #   xgmi2    the same rows with the target in a second JVM
 # DIR defaults to bench/results/<UTC>-<commit>-multi-gpu. MORI4J_CMD is how mori4j runs (default:
@@ -69,10 +71,13 @@ case $part in
     step shmem-bench-disable-p2p 240 "${mori4j[@]}" shmem-bench --disable-p2p --max-size 4M --json "$dir/shmem-bench-disable-p2p.json"
     ;;
   kv)
+    export MORI4J_KV_HOP_TRACE=${MORI4J_KV_HOP_TRACE:-1}
     for proc in single two; do
       flag=(); [ $proc = single ] && flag=(--xgmi-single-process)
       step "kv-xgmi-llama3-70b-4096-$proc-process" 280 "${mori4j[@]}" kv-bench --backend xgmi --gpu-device 0 --target-gpu-device "$target" "${flag[@]}" \
         --model llama3-70b --tokens 4096 --fragmentation 1 --mode push,pull,stream --json "$dir/kv-xgmi-llama3-70b-4096-$proc-process.json"
+      step "kv-xgmi-llama3-8b-4096-$proc-process" 200 "${mori4j[@]}" kv-bench --backend xgmi --gpu-device 0 --target-gpu-device "$target" "${flag[@]}" \
+        --model llama3-8b --tokens 4096 --fragmentation 1 --mode stream --json "$dir/kv-xgmi-llama3-8b-4096-$proc-process.json"
     done
     ;;
   xgmi|xgmi2)

@@ -124,6 +124,14 @@ class KvInboundTest {
     byte[] bad = b.clone();
     java.nio.ByteBuffer.wrap(bad).putInt(b.length - 3 * 8 - 4, 1 << 30);
     assertTrue(assertThrowsNotSerializable(() -> ser.fromBinary(bad, "KS")).contains("uid count"));
+    assertFalse(back.board(), "a frame without the flag: no landing board");
+    // the landing board's flag: one trailing byte, 1; anything else there is refused
+    KvProtocol.LayersSent withBoard = new KvProtocol.LayersSent("c", "req", 3, 5, "eng", new long[] {7}, true);
+    byte[] wb = ser.toBinary(withBoard);
+    assertTrue(((KvProtocol.LayersSent) ser.fromBinary(wb, "KS")).board());
+    byte[] badFlag = wb.clone();
+    badFlag[badFlag.length - 1] = 2;
+    assertTrue(assertThrowsNotSerializable(() -> ser.fromBinary(badFlag, "KS")).contains("board flag"));
   }
 
   private interface Parse {
