@@ -53,12 +53,15 @@ class CallerDriveTest {
   void start() {
     assumeFalse(TestBackends.rdma(), "TCP only: the RDMA executions need not run it again");
     System.setProperty("mori4j.tcp.caller-drive", "on");
+    // a window no scheduling delay of a loaded test machine reaches, so that the ping-pong below surely polls
+    System.setProperty("mori4j.tcp.serve-spin", "2ms");
     ConfigFactory.invalidateCaches();
     try {
       initiator = IoEngine.create("cd-init-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
       target = IoEngine.create("cd-target-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
     } finally {
       System.clearProperty("mori4j.tcp.caller-drive");
+      System.clearProperty("mori4j.tcp.serve-spin");
       ConfigFactory.invalidateCaches();
     }
     TcpBackendConfig tcp = TcpBackendConfig.defaults().withConnectionsPerPeer(1);
@@ -265,6 +268,20 @@ class CallerDriveTest {
     // (the connection is idle again once the loop skipped the cancelled READ's response)
     ok(callerSent("write with a deadline", () -> session.write(off + 16384, off + 16384, 4096, initiator.allocateTransferUid(),
         TransferOptions.deadline(Duration.ofSeconds(10)))), "write with a deadline");
+  }
+
+  @Test
+  void aPingPongIsServedByTheTargetsPollingLoop() {
+    // back to back, as a latency-bound caller sends them: from the second request on the target's loop polls after
+    // each (serve-spin) and finds the next one without sleeping in select
+    long polled = CallerDriveStats.servedPolling();
+    long off = 5L << 20;
+    for (int i = 0; i < 50; i++) {
+      pattern(localBuf, off + i * 4096L, 4096, 7 * i);
+      ok(session.write(off + i * 4096L, off + i * 4096L, 4096, initiator.allocateTransferUid()), "write " + i);
+    }
+    assertSame(off, off, 50 * 4096L, "ping-pong writes");
+    assertTrue(CallerDriveStats.servedPolling() > polled, "no request of 50 back-to-back writes was found by the polling loop");
   }
 
   @Test

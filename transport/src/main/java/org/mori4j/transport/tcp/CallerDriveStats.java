@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Counters of the caller-driven path ({@link CallerRoundTrip}) of every TCP backend in this JVM, and an optional
+ * Counters of the caller-driven path ({@link CallerRoundTrip}) and of the targets' serve spin of every TCP backend in
+ * this JVM, and an optional
  * event trace for diagnosing its latency. The counters say which way each small request went (sent from the caller,
  * completed by its caller's read, handed back after the drive spin, handed off by a poll or a future, taken back by
  * the loop's timer), so that tests can prove the fast path was taken and a bench can report how often it paid off.
@@ -35,6 +36,7 @@ public final class CallerDriveStats {
   static final LongAdder SPIN_EXPIRED = new LongAdder();
   static final LongAdder HANDED_OFF = new LongAdder();
   static final LongAdder ABANDONED = new LongAdder();
+  static final LongAdder SERVED_POLLING = new LongAdder();
 
   /** Requests written by the submitting thread (the caller-driven path was taken). */
   public static long sent() {
@@ -59,6 +61,14 @@ public final class CallerDriveStats {
   /** Caller-driven ops nobody came for, taken back by the loop's timer. */
   public static long abandoned() {
     return ABANDONED.sum();
+  }
+
+  /**
+   * Events a target's I/O loop handled while it polled after serving ({@code serve-spin}), i.e. requests (or parts of
+   * them) answered without the wake-up of a sleeping {@code select}.
+   */
+  public static long servedPolling() {
+    return SERVED_POLLING.sum();
   }
 
   /** Every caller-drive connection of this JVM (weakly: a closed backend's go with it). */
@@ -94,7 +104,8 @@ public final class CallerDriveStats {
   static final boolean TRACE = System.getProperty("mori4j.tcp.trace") != null;
   static final int SEND = 1, DRIVE_START = 2, DRIVE_DONE = 3, DRIVE_BACK = 4, HAND_OFF = 5, TIMER_BACK = 6,
       COMPLETE = 7, LOOP_SUBMIT = 8, HANDLE_INIT = 9, HANDLE_TARGET = 10, HANDLE_END = 11, SELECT_WAKE = 12,
-      SELECT_SLEEP = 13, TAKE_BACK_WAKE = 14, DEFER = 15, HANDLE_SKIPPED = 16;
+      SELECT_SLEEP = 13, TAKE_BACK_WAKE = 14, DEFER = 15, HANDLE_SKIPPED = 16, SUBMIT = 17, WRITE_BEGIN = 18,
+      DRIVE_EXIT = 19, ACK_WRITE = 20;
   private static final int CAP = 1 << 21;
   private static final long[] RING = TRACE ? new long[CAP * 3] : null;
   private static final AtomicLong NEXT = new AtomicLong();

@@ -95,6 +95,7 @@ final class CallerRoundTrip implements CallerDrive {
         op.callerDrive = this;
         c.interest(0);
       }
+      if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.WRITE_BEGIN, op.uid());
       try {
         while (c.frame.hasRemaining() && c.write(c.frame) > 0) {
           // a small request on an idle connection fits the socket buffer; a full one leaves the rest to the loop
@@ -118,7 +119,7 @@ final class CallerRoundTrip implements CallerDrive {
       c.frameReady = false;
       c.callerSentNanos = System.nanoTime();
       CallerDriveStats.SENT.increment();
-      if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.SEND, ((long) System.identityHashCode(c) << 16) | (op.uid() & 0xffff));
+      if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.SEND, op.uid());
       return true;
     } finally {
       c.exit();
@@ -132,7 +133,8 @@ final class CallerRoundTrip implements CallerDrive {
     boolean entered = acquire();
     int after = NOTHING;
     TransferOp done = null;
-    Object[] outcome = null;
+    TransportError doneError = null;
+    String doneMessage = null;
     try {
       if (c.callerPending != op) return;
       if (!entered || c.loop.onLoopThread() || c.head != op || op.nextInFlight != null || c.sending != null) {
@@ -152,12 +154,18 @@ final class CallerRoundTrip implements CallerDrive {
           if (c.callerPending != op || c.dead || !c.peer.alive() || System.nanoTime() - end >= 0) break;
           // an op submitted behind this one waits for the loop, which waits for this hold: let go
           if (queuedBehind = c.queued.get() != 0) break;
-          Thread.onSpinWait();
+          // yield, not a pure spin: on a machine with fewer free cores than spinning threads the target (or this
+          // engine's loop) may be runnable on this very core; a pure spin keeps it off for a scheduler slice
+          Thread.yield();
         }
       } finally {
         c.callerReading = false;
         done = c.callerDone;
-        if (done != null) outcome = c.takeCallerOutcome();
+        if (done != null) {
+          doneError = c.callerDoneError;
+          doneMessage = c.callerDoneMessage;
+          c.clearCallerOutcome();
+        }
       }
       if (c.callerPending == op && queuedBehind) {
         after = takeBack();
@@ -179,7 +187,8 @@ final class CallerRoundTrip implements CallerDrive {
       if (entered) c.exit();
       afterExit(after);
       // published only now: a listener it runs may submit or wait on this connection, which this thread no longer holds
-      if (done != null) InitiatorConnection.publish(done, outcome);
+      if (done != null) InitiatorConnection.publish(done, doneError, doneMessage);
+      if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.DRIVE_EXIT, op.uid());
     }
   }
 

@@ -45,8 +45,8 @@ final class InitiatorConnection extends TcpConnection {
   boolean callerReading;
   /** The op its driving caller completed; the caller publishes its outcome once it let the connection go. */
   TransferOp callerDone;
-  private TransportError callerDoneError;
-  private String callerDoneMessage;
+  TransportError callerDoneError;
+  String callerDoneMessage;
   /** The op at the head sent by a caller, which the loop's in-flight count never included. */
   TransferOp uncounted;
 
@@ -487,19 +487,17 @@ final class InitiatorConnection extends TcpConnection {
     dropSkippedHead();
   }
 
-  /** Holder: takes the outcome of {@link #callerDone} ({error, message}) and clears it. */
-  Object[] takeCallerOutcome() {
-    Object[] o = {callerDoneError, callerDoneMessage};
+  /** Holder, once it has read {@link #callerDone} and its outcome (error, message): clears them. */
+  void clearCallerOutcome() {
     callerDone = null;
     callerDoneError = null;
     callerDoneMessage = null;
-    return o;
   }
 
-  /** The driving caller, after it let the connection go: publishes what {@link #takeCallerOutcome} took. */
-  static void publish(TransferOp op, Object[] outcome) {
-    if (outcome[0] == null) op.transferSucceeded();
-    else op.transferFailed((TransportError) outcome[0], (String) outcome[1]);
+  /** The driving caller, after it let the connection go: publishes the outcome it read under the hold. */
+  static void publish(TransferOp op, TransportError error, String message) {
+    if (error == null) op.transferSucceeded();
+    else op.transferFailed(error, message);
   }
 
   @Override

@@ -364,6 +364,7 @@ final class TargetConnection extends TcpConnection {
   private void writeAcks() {
     try {
       acks.flip();
+      if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.ACK_WRITE, 0);
       write(acks);
       boolean done = !acks.hasRemaining();
       acks.compact();

@@ -373,6 +373,7 @@ public final class TcpBackend implements TransferBackend {
 
   @Override
   public void submit(TransferOp op) {
+    if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.SUBMIT, op.uid());
     if (!(op.peer() instanceof TcpPeer peer)) {
       op.transferFailed(TransportError.BAD_STATE, "op has no TCP peer");
       return;

@@ -55,6 +55,8 @@ final class TcpIoLoop implements CompletionSource {
   private final long serveSpinNanos;
   /** When this loop last handled a peer's request on a target connection; loop thread only. */
   private long lastServeNanos = Long.MIN_VALUE / 2;
+  /** The time between the last two requests it handled (long when it had been idle); loop thread only. */
+  private long serveGapNanos = Long.MAX_VALUE;
 
   TcpIoLoop(String name, long peerTimeoutNanos) throws IOException {
     this(name, peerTimeoutNanos, null, 0);
@@ -245,7 +247,11 @@ final class TcpIoLoop implements CompletionSource {
               ((long) System.identityHashCode(c) << 16) | (k.interestOps() << 8) | k.readyOps());
         int ready = k.readyOps();
         if (c.tls != null && (ready = c.tlsReady(ready)) == 0) return;
-        if (serveSpinNanos > 0 && c instanceof TargetConnection) lastServeNanos = System.nanoTime();
+        if (serveSpinNanos > 0 && c instanceof TargetConnection) {
+          long now = System.nanoTime();
+          serveGapNanos = now - lastServeNanos;
+          lastServeNanos = now;
+        }
         if ((ready & SelectionKey.OP_WRITE) != 0) c.onWritable();
         if ((ready & SelectionKey.OP_READ) != 0 && k.isValid()) c.onReadable();
       } finally {
@@ -273,11 +279,15 @@ final class TcpIoLoop implements CompletionSource {
         if (n == 0) Thread.yield();
         return n;
       }
-      if (serveSpinNanos > 0 && System.nanoTime() - lastServeNanos < serveSpinNanos) {
+      if (serveSpinNanos > 0 && serveGapNanos < serveSpinNanos && System.nanoTime() - lastServeNanos < serveSpinNanos) {
         // a peer that sends small requests one after another (a ping-pong) sends the next within microseconds of
-        // its response: polling for a moment answers it without the wake-up of a sleeping select
+        // its response: polling for a moment answers it without the wake-up of a sleeping select. Adaptive: only
+        // after two requests within the window, so a lone request costs no polling. Each empty poll yields the core
+        // (sched_yield), so where runnable threads outnumber free cores the caller's thread, or this engine's
+        // own, is not kept off its core for a scheduler slice by the polling
         int n = selector.selectNow(keyHandler);
-        if (n == 0) Thread.onSpinWait();
+        if (n == 0) Thread.yield();
+        else CallerDriveStats.SERVED_POLLING.add(n);
         return n;
       }
       long ms = Math.max(1, TimeUnit.NANOSECONDS.toMillis(maxNanos));
