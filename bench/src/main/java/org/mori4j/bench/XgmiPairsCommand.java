@@ -107,16 +107,16 @@ public final class XgmiPairsCommand implements Callable<Integer> {
           for (String b : bad) System.err.println("  " + b);
           return 1;
         }
-        XgmiPairsRow row = XgmiPairsRow.of(ENGINE_SERIES, layout, devs, mode, measured, note(engines.lateStarts()) + "; every destination region checked");
+        XgmiPairsRow row = XgmiPairsRow.of(ENGINE_SERIES, layout, devs, mode, measured, note(engines.lateStarts(), engines.latestStart()) + "; every destination region checked");
         rows.add(row);
         if (baselines) {
-          XgmiPairsRawCopies.Result raw = XgmiPairsRawCopies.run(gpu, devices, layout, ++rowSeed, iters, warmupIters);
+          XgmiPairsRawCopies.Result raw = XgmiPairsRawCopies.run(gpu, devices, layout, ++rowSeed, iters, warmupIters, engines.firstMarginNanos());
           if (raw.bad() != null) {
             System.err.println("mori4j xgmi-pairs: the raw copies' check failed: " + raw.bad());
             return 1;
           }
           XgmiPairsRow base = XgmiPairsRow.of(rawSeries(gpu, devices, layout), layout, devs, "this JVM, a thread and a stream per pair", raw.iterations(),
-              note(raw.lateStarts()) + "; " + (layout.shape().contiguous() ? "one copy per pair" : "one copy per block, back to back")
+              note(raw.lateStarts(), raw.latestStart()) + "; " + (layout.shape().contiguous() ? "one copy per pair" : "one copy per block, back to back")
               + "; every destination region checked");
           rows.add(base);
           ratios.add(String.format(Locale.ROOT, "%s %s: aggregate avg %.2f GB/s = %.0f%% of the raw copies run together (%.2f GB/s); p50 %.1f us vs %.1f us",
@@ -142,8 +142,9 @@ public final class XgmiPairsCommand implements Callable<Integer> {
     return 0;
   }
 
-  private static String note(int late) {
-    return late == 0 ? "every engine started at the release" : late + " iteration(s) with an engine that started after the release (counted in the time)";
+  private static String note(int late, long latestNanos) {
+    return String.format(Locale.ROOT, "%s; latest start %.1f us after the release", late == 0 ? "every engine started at the release"
+        : late + " iteration(s) with an engine that started more than 20 us after the release (counted in the time)", latestNanos / 1e3);
   }
 
   /** "raw cuMemcpyPeerAsync" or "raw cuMemcpyDtoDAsync" (both, joined by +, when the pattern has both kinds of pair). */

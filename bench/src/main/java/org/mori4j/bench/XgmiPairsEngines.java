@@ -26,6 +26,9 @@ import org.mori4j.natives.gpu.GpuRuntime;
 final class XgmiPairsEngines implements AutoCloseable {
   private static final long SETUP_TIMEOUT_MS = 120_000;
   private static final long ITERATION_TIMEOUT_MS = 60_000;
+  /** A start this much after the release is late: the spin that waits for the release ends within a microsecond of it. */
+  static final long LATE_NANOS = 20_000;
+  private static final long MAX_MARGIN_NANOS = 10_000_000;
 
   /** One engine as the coordinator sees it. */
   interface Link extends AutoCloseable {
@@ -42,12 +45,15 @@ final class XgmiPairsEngines implements AutoCloseable {
   private final List<String> addresses = new ArrayList<>();
   private final List<Integer> devices;
   private long marginNanos;
+  private final long firstMarginNanos;
   private int lateStarts;
+  private long latestStart;
 
   private XgmiPairsEngines(List<Link> links, List<Integer> devices, long marginNanos) {
     this.links = links;
     this.devices = devices;
     this.marginNanos = marginNanos;
+    this.firstMarginNanos = marginNanos;
   }
 
   /**
@@ -79,7 +85,8 @@ final class XgmiPairsEngines implements AutoCloseable {
 
   /**
    * One iteration of all engines from one release time: {@code [release, end of engine 0, ..., end of engine N-1]}.
-   * A late release (an engine started after it) doubles the margin for the iterations that follow, up to 50 ms.
+   * A late release (an engine started more than {@link #LATE_NANOS} after it) doubles the margin for the iterations
+   * that follow, up to 10 ms.
    */
   long[] iterate() {
     long release = System.nanoTime() + marginNanos;
@@ -90,11 +97,13 @@ final class XgmiPairsEngines implements AutoCloseable {
     for (int i = 0; i < links.size(); i++) {
       String[] w = expect(i, "DONE", ITERATION_TIMEOUT_MS).split(" ");
       out[i + 1] = Long.parseLong(w[0]);
-      if (Long.parseLong(w[1]) > 0) late = true;
+      long l = Long.parseLong(w[1]);
+      latestStart = Math.max(latestStart, l);
+      if (l > LATE_NANOS) late = true;
     }
     if (late) {
       lateStarts++;
-      marginNanos = Math.min(marginNanos * 2, 50_000_000);
+      marginNanos = Math.min(marginNanos * 2, MAX_MARGIN_NANOS);
     }
     return out;
   }
@@ -104,8 +113,19 @@ final class XgmiPairsEngines implements AutoCloseable {
     return lateStarts;
   }
 
+  /** The latest start after the release of the iterations since {@link #resetLateStarts}, in nanoseconds. */
+  long latestStart() {
+    return latestStart;
+  }
+
+  /** The margin the first iteration was released with: the raw copies use it too, so both rows leave the GPU the same gaps. */
+  long firstMarginNanos() {
+    return firstMarginNanos;
+  }
+
   void resetLateStarts() {
     lateStarts = 0;
+    latestStart = 0;
   }
 
   /** Every destination's check: the wrong bytes found, one line per engine that found some; empty when all match. */

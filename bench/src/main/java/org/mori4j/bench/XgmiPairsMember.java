@@ -141,12 +141,7 @@ final class XgmiPairsMember implements AutoCloseable {
    * completed and how late this engine started: {@code [end, late]} in nanoseconds.
    */
   long[] iterate(long releaseAt) {
-    long now;
-    while ((now = System.nanoTime()) < releaseAt) {
-      if (releaseAt - now > 200_000) LockSupport.parkNanos(releaseAt - now - 100_000);
-      else Thread.onSpinWait();
-    }
-    long late = now - releaseAt;
+    long late = waitUntil(releaseAt) - releaseAt;
     List<TransferStatus> all = new ArrayList<>(mine.size());
     for (XgmiPairsLayout.Route r : single) {
       all.add(engine.write(sourceDesc, r.sourceOffsets()[0], remotes.get(r.destination()), r.destinationOffsets()[0], r.sizes()[0],
@@ -160,6 +155,20 @@ final class XgmiPairsMember implements AutoCloseable {
       if (!s.await().succeeded()) throw new EngineBenchmark.TransferFailedException("engine " + index + ": write failed: " + s.code() + " " + s.message());
     }
     return new long[] {System.nanoTime(), late};
+  }
+
+  /**
+   * Returns at {@code releaseAt} or just after it, with the time: parked until shortly before (a park can overshoot by
+   * tens of microseconds), spinning the rest, so that every engine and every raw copy thread starts within a
+   * microsecond of the others.
+   */
+  static long waitUntil(long releaseAt) {
+    long now;
+    while ((now = System.nanoTime()) < releaseAt) {
+      if (releaseAt - now > 500_000) LockSupport.parkNanos(releaseAt - now - 300_000);
+      else Thread.onSpinWait();
+    }
+    return now;
   }
 
   /** Compares every block that landed in this engine's destination; null when all match, else the first wrong byte. */

@@ -7,7 +7,6 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.locks.LockSupport;
 import org.mori4j.natives.gpu.DeviceBuffer;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.gpu.GpuStream;
@@ -25,7 +24,7 @@ final class XgmiPairsRawCopies {
   private XgmiPairsRawCopies() {}
 
   /** What a run gives: every iteration's {@code [release, end per engine...]}, and the check (null: every byte right). */
-  record Result(List<long[]> iterations, String bad, int lateStarts) {}
+  record Result(List<long[]> iterations, String bad, int lateStarts, long latestStart) {}
 
   /** The driver's call the baseline makes for a pair, named as the runtime names it. */
   static String copyName(GpuRuntime gpu, boolean peer) {
@@ -37,7 +36,8 @@ final class XgmiPairsRawCopies {
     return p + (peer ? "PeerAsync" : "DtoDAsync");
   }
 
-  static Result run(GpuRuntime gpu, List<Integer> devices, XgmiPairsLayout layout, long rowSeed, int iters, int warmup) throws Exception {
+  static Result run(GpuRuntime gpu, List<Integer> devices, XgmiPairsLayout layout, long rowSeed, int iters, int warmup, long marginNanos)
+      throws Exception {
     int n = devices.size();
     List<DeviceBuffer> sources = new ArrayList<>(), destinations = new ArrayList<>();
     List<GpuStream> streams = new ArrayList<>();
@@ -61,8 +61,9 @@ final class XgmiPairsRawCopies {
       for (XgmiPairsLayout.Route r : routes) streams.add(gpu.createStream(devices.get(r.source())));
       List<long[]> measured = new ArrayList<>();
       int late = 0;
+      long latest = 0;
       for (int it = 0; it < warmup + iters; it++) {
-        long release = System.nanoTime() + 1_000_000;
+        long release = System.nanoTime() + marginNanos;
         List<Future<long[]>> done = new ArrayList<>();
         for (int k = 0; k < routes.size(); k++) {
           XgmiPairsLayout.Route r = routes.get(k);
@@ -78,7 +79,8 @@ final class XgmiPairsRawCopies {
           long[] r = done.get(k).get();
           int i = routes.get(k).source();
           row[i + 1] = Math.max(row[i + 1], r[0]);
-          anyLate |= r[1] > 0;
+          anyLate |= r[1] > XgmiPairsEngines.LATE_NANOS;
+          if (it >= warmup) latest = Math.max(latest, r[1]);
         }
         if (it >= warmup) {
           measured.add(row);
@@ -89,7 +91,7 @@ final class XgmiPairsRawCopies {
       for (int j = 0; j < n && bad == null; j++) {
         bad = bytes.check(destinations.get(j).address(), layout.into(j), i -> XgmiPairsLayout.seed(rowSeed, i), "raw copies into engine " + j + "'s buffer");
       }
-      return new Result(measured, bad, late);
+      return new Result(measured, bad, late, latest);
     } finally {
       threads.shutdownNow();
       for (GpuStream s : streams) s.close();
@@ -99,12 +101,7 @@ final class XgmiPairsRawCopies {
   }
 
   private static long[] copy(GpuRuntime gpu, XgmiPairsLayout.Route r, GpuStream st, long src, int sd, long dst, int dd, long release) {
-    long now;
-    while ((now = System.nanoTime()) < release) {
-      if (release - now > 200_000) LockSupport.parkNanos(release - now - 100_000);
-      else Thread.onSpinWait();
-    }
-    long late = now - release;
+    long late = XgmiPairsMember.waitUntil(release) - release;
     for (int b = 0; b < r.sizes().length; b++) {
       long to = dst + r.destinationOffsets()[b], from = src + r.sourceOffsets()[b];
       if (sd == dd) gpu.copyDeviceToDeviceAsync(to, from, r.sizes()[b], st);
