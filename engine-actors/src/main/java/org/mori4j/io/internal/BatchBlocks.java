@@ -1,16 +1,15 @@
 package org.mori4j.io.internal;
 
-
 /**
  * The scan of a batch entry's offset and size arrays that checks every block against both regions, counts the
  * neighbours that join (contiguous on both sides), sums the bytes and finds the smallest and largest block: what
  * the batch path used to do in four loops (check, count, join, sum) and the XGMI worker again in a fifth. The
  * check is branch-free (the sign bits of the differences the conditions compare are or-ed together) and kept in a
- * loop of its own that C2 vectorizes, with a second loop that only asks whether any neighbours join; the sum and
- * bounds take no pass when every block has the same size. Only a batch that has a bad block takes the ordered
- * pass that names the first one, with the messages the engine has always given. Not thread-safe: one per call
- * (it is a handful of fields the JIT keeps in registers when the call is inlined). Public for the stage benchmark
- * ({@code XgmiBatchStagesBenchmark}); not an API.
+ * method and loop of its own that C2 vectorizes, followed by one scalar pass that counts the joins and asks whether
+ * the sizes differ; the sum and bounds take no pass when every block has the same size. Only a batch that has a
+ * bad block takes the ordered pass that names the first one, with the messages the engine has always given. Not
+ * thread-safe: one per call (it is a handful of fields the JIT keeps in registers when the call is inlined). Public
+ * for the stage benchmark ({@code XgmiBatchStagesBenchmark}); not an API.
  */
 public final class BatchBlocks {
   /** Bytes of every block together. */
