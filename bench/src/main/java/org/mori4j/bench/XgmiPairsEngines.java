@@ -291,6 +291,11 @@ final class XgmiPairsEngines implements AutoCloseable {
       }
     }
 
+    /** True once the child JVM has ended. */
+    boolean exited() {
+      return !process.isAlive();
+    }
+
     @Override
     public void close() {
       stdin.close(); // the end of input closes the engine, then the JVM exits

@@ -107,6 +107,22 @@ class XgmiPairsOnTestDeviceTest {
   }
 
   @Test
+  void aChildJvmEngineSpeaksTheProtocolAndEndsWithItsInput() throws Exception {
+    // the one-JVM-per-engine mode's transport, without a GPU: replies are found among the child's other stdout lines,
+    // a failed command is an ERR naming why, and the end of input ends the JVM
+    XgmiPairsEngines.ProcessLink child = XgmiPairsEngines.ProcessLink.start(0);
+    try {
+      child.send("PATHS");
+      assertEquals("ERR no engine: START first", child.receive(30_000));
+      child.send("GO 1");
+      assertEquals("ERR no engine: START first", child.receive(30_000));
+    } finally {
+      child.close();
+    }
+    assertTrue(child.exited(), "the child JVM ends when its input does");
+  }
+
+  @Test
   void badFlagsAreUsageErrorsNamingTheValue() {
     assertUsage("device 9 does not exist; this machine has 4 memory device(s) (0..3)", "--gpus", "0,9");
     assertUsage("--gpus 2: 1 engine; the patterns need at least 2", "--gpus", "2");
