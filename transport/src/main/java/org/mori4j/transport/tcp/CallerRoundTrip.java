@@ -130,6 +130,14 @@ final class CallerRoundTrip implements CallerDrive {
   @Override
   public void drive(TransferOp op, long maxNanos) {
     if (c.callerPending != op) return;
+    if (c.queued.get() != 0 || op.nextInFlight != null) {
+      // a burst: ops behind it on this connection, which the loop sends and whose flush turns read interest on, so
+      // the loop reads this response too; taking the connection only to hand the op back would make the loop wait
+      // for this thread and wake its selector once more
+      CallerDriveStats.HANDED_OFF.increment();
+      if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.HAND_OFF, op.uid());
+      return;
+    }
     boolean entered = acquire();
     int after = NOTHING;
     TransferOp done = null;

@@ -39,6 +39,8 @@ final class TargetConnection extends TcpConnection {
   private int stage = S_HEADER;
   private final ByteBuffer header = direct(REQ_HEADER + ENTRY);
   private boolean inReadable;
+  /** Requests whose whole request was in by the end of the last {@link #onReadable} call (the loop's serve-spin reads it). */
+  int servedInCall;
   private ByteBuffer entries = direct(ENTRY * 64);
   /** Where a refused WRITE's payload is drained; allocated on the first refusal. */
   private ByteBuffer scratch;
@@ -92,6 +94,7 @@ final class TargetConnection extends TcpConnection {
   @Override
   void onReadable() {
     inReadable = true;
+    servedInCall = 0;
     try {
       boolean first = true;
       while (!dead) {
@@ -314,6 +317,7 @@ final class TargetConnection extends TcpConnection {
   }
 
   private void respond() {
+    servedInCall++;
     if (type == T_WRITE && (flags & F_NOTIFY) != 0 && backend.notificationsEnabled()) record();
     if (type == T_WRITE || error != null) {
       ack();

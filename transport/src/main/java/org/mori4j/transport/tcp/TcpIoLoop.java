@@ -55,8 +55,10 @@ final class TcpIoLoop implements CompletionSource {
   private final long serveSpinNanos;
   /** When this loop last handled a peer's request on a target connection; loop thread only. */
   private long lastServeNanos = Long.MIN_VALUE / 2;
-  /** The time between the last two requests it handled (long when it had been idle); loop thread only. */
+  /** The time between the last two requests it handled (long when it had been idle or a burst came); loop thread only. */
   private long serveGapNanos = Long.MAX_VALUE;
+  /** The loop polls after serving (serve-spin) instead of sleeping in select; loop thread only. */
+  private boolean polling;
 
   TcpIoLoop(String name, long peerTimeoutNanos) throws IOException {
     this(name, peerTimeoutNanos, null, 0);
@@ -188,7 +190,9 @@ final class TcpIoLoop implements CompletionSource {
     try {
       // the action form of select hands keys over one by one instead of filling the selected-key set,
       // which would allocate a set node for every ready key
-      work += selector.selectNow(keyHandler);
+      int n = selector.selectNow(keyHandler);
+      if (n > 0 && polling) CallerDriveStats.SERVED_POLLING.add(n); // between two polls of the serve-spin
+      work += n;
     } catch (IOException | ClosedSelectorException e) {
       log.warn("{}: select failed", name, e);
       return work;
@@ -253,7 +257,12 @@ final class TcpIoLoop implements CompletionSource {
           lastServeNanos = now;
         }
         if ((ready & SelectionKey.OP_WRITE) != 0) c.onWritable();
-        if ((ready & SelectionKey.OP_READ) != 0 && k.isValid()) c.onReadable();
+        if ((ready & SelectionKey.OP_READ) != 0 && k.isValid()) {
+          c.onReadable();
+          // several requests in one read: a burst (the peer does not wait for each answer), which the polling would
+          // only slow down by taking the core from the threads that produce and read it
+          if (serveSpinNanos > 0 && c instanceof TargetConnection t && t.servedInCall > 1) serveGapNanos = Long.MAX_VALUE;
+        }
       } finally {
         if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.HANDLE_END, 0);
         c.exit();
@@ -282,14 +291,17 @@ final class TcpIoLoop implements CompletionSource {
       if (serveSpinNanos > 0 && serveGapNanos < serveSpinNanos && System.nanoTime() - lastServeNanos < serveSpinNanos) {
         // a peer that sends small requests one after another (a ping-pong) sends the next within microseconds of
         // its response: polling for a moment answers it without the wake-up of a sleeping select. Adaptive: only
-        // after two requests within the window, so a lone request costs no polling. Each empty poll yields the core
+        // after two requests within the window, so a lone request costs no polling, and not after a read that
+        // brought several requests (a burst). Each empty poll yields the core
         // (sched_yield), so where runnable threads outnumber free cores the caller's thread, or this engine's
         // own, is not kept off its core for a scheduler slice by the polling
+        polling = true;
         int n = selector.selectNow(keyHandler);
         if (n == 0) Thread.yield();
         else CallerDriveStats.SERVED_POLLING.add(n);
         return n;
       }
+      polling = false;
       long ms = Math.max(1, TimeUnit.NANOSECONDS.toMillis(maxNanos));
       if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.SELECT_SLEEP, 0);
       int n = selector.select(keyHandler, ms);
