@@ -264,7 +264,10 @@ public final class KvCache implements AutoCloseable {
     }
   }
 
-  /** Calls {@code listener} (on the endpoint's thread: keep it short) for every landed range and aborted request. */
+  /**
+   * Calls {@code listener} for every landed range and aborted request, on the endpoint's thread or, for ranges an XGMI
+   * sender reported through this engine's landing board, on the board's reader thread: keep it short.
+   */
   public AutoCloseable subscribe(Consumer<KvLayersLanded> listener) {
     if (listener == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "listener must not be null");
     return landings.subscribe(listener);

@@ -37,10 +37,16 @@ final class KvEndpoint {
   private KvEndpoint(IoEngine engine) {
     this.engine = engine;
     this.inbound = new KvInbound(engine, this::tellSelf, this::boardRangeLanded);
-    String name = "mori4j-kv-" + URLEncoder.encode(engine.key(), StandardCharsets.UTF_8) + "-" + SEQ.incrementAndGet();
-    this.ref = engine.actorSystem().systemActorOf(behavior(), name, Props.empty());
-    this.path = ActorRefResolver.get(engine.actorSystem()).toSerializationFormat(ref);
+    // first: it refuses bad settings before anything else exists (its reader needs the actor only once ranges are announced)
     this.boards = new KvBoards(engine, inbound, "mori4j-kv-board-" + engine.key());
+    String name = "mori4j-kv-" + URLEncoder.encode(engine.key(), StandardCharsets.UTF_8) + "-" + SEQ.incrementAndGet();
+    try {
+      this.ref = engine.actorSystem().systemActorOf(behavior(), name, Props.empty());
+    } catch (RuntimeException e) {
+      boards.close();
+      throw e;
+    }
+    this.path = ActorRefResolver.get(engine.actorSystem()).toSerializationFormat(ref);
     this.inboundSubscription = engine.onInboundLanded(inbound);
   }
 

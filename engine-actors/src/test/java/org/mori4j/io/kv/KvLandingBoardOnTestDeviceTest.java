@@ -150,6 +150,9 @@ class KvLandingBoardOnTestDeviceTest {
       assertTrue(dst.awaitLanded("board-p", 0, 4, WAIT), "a push is heard through the board as well");
       assertTrue(push.await(WAIT));
       checkBytes(from, to);
+      // waiters are completed before subscribers are called (on the board's reader thread): wait for the last event
+      for (long end = System.nanoTime() + WAIT.toNanos(); System.nanoTime() < end && heard.stream().noneMatch(e -> e.requestId().equals("board-p")); )
+        Thread.sleep(5);
     }
     assertEquals(4, heard.stream().filter(e -> e.requestId().equals("board-s1")).count(), heard.toString());
     for (int l = 0; l < 4; l++) {
