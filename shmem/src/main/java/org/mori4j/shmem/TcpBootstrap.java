@@ -81,10 +81,7 @@ final class TcpBootstrap implements Bootstrap {
     try {
       if (rank == 0) {
         ServerSocket s = server;
-        if (s == null && size > 1) {
-          s = new ServerSocket();
-          s.bind(id.socketAddress());
-        }
+        if (s == null && size > 1) s = bindUntil(id, deadline);
         try {
           if (size > 1) b.acceptAll(s, id, deadline);
         } finally {
@@ -169,6 +166,28 @@ final class TcpBootstrap implements Bootstrap {
     List<Integer> m = new ArrayList<>();
     for (int r = 1; r < size; r++) if (peers[r] == null) m.add(r);
     return m.toString();
+  }
+
+  /**
+   * Binds the id's address for rank 0. The address can be held for a moment by the socket that
+   * {@link Shmem#getUniqueId} reserved, when another rank of the same process took that socket first and is about to
+   * give it up (ranks start in any order on their own threads), so a refused bind is retried until the deadline.
+   */
+  private static ServerSocket bindUntil(UniqueId id, long deadline) throws IOException {
+    while (true) {
+      ServerSocket s = new ServerSocket();
+      try {
+        s.bind(id.socketAddress());
+        return s;
+      } catch (java.net.BindException e) {
+        s.close();
+        if (System.nanoTime() >= deadline) throw e;
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+      } catch (IOException | RuntimeException e) {
+        s.close();
+        throw e;
+      }
+    }
   }
 
   private void connect(UniqueId id, long deadline) throws IOException {

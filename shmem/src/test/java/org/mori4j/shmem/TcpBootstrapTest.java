@@ -60,6 +60,24 @@ class TcpBootstrapTest {
     }
   }
 
+  /**
+   * The race seen on a GPU machine: two ranks of one process, the other rank took the reserved socket and had not
+   * closed it yet when rank 0 bound the id's address itself. Rank 0 now waits for the address instead of failing.
+   */
+  @Test
+  void rankZeroWaitsForTheIdsAddressWhileAnotherSocketStillHoldsIt() throws Exception {
+    ServerSocket holder = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    UniqueId id = UniqueId.fresh(new InetSocketAddress(InetAddress.getLoopbackAddress(), holder.getLocalPort()));
+    CompletableFuture<TcpBootstrap> zero = CompletableFuture.supplyAsync(() -> TcpBootstrap.join(id, 0, 2, Duration.ofSeconds(10), null), THREADS);
+    Thread.sleep(300);
+    holder.close();
+    TcpBootstrap one = TcpBootstrap.join(id, 1, 2, Duration.ofSeconds(10), null);
+    try (TcpBootstrap z = zero.get(15, TimeUnit.SECONDS); one) {
+      assertEquals(0, z.rank());
+      assertEquals(1, one.rank());
+    }
+  }
+
   @Test
   void aPeThatGoesAwayFailsTheOthersWaitsNamingIt() throws Exception {
     List<TcpBootstrap> g = group(freshId(), 3, Duration.ofSeconds(60));
