@@ -246,7 +246,7 @@ extern "C" __global__ void t_fence(unsigned long long* data, unsigned long long*
     unsigned long long violations = 0, f = 0;
     while (f < n) {
       f = *(volatile unsigned long long*) flag;
-      __threadfence();
+      __threadfence_system();  // the flag and the data come from another GPU: a device-scope fence would not order them
       unsigned long long d = *(volatile unsigned long long*) data;
       if (d < f) violations++;
     }

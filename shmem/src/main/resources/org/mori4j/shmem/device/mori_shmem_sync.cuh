@@ -4,6 +4,9 @@
 // part 3, so kernels see one translation unit.
 
 // ---- waits on local words (signals land here); each returns the value that satisfied it ----
+// The fence after the awaited value is system scope: the word is written by another GPU (NVLink) or by the host
+// proxy, and a device-scope fence does not order this thread's later loads after a write from outside the GPU (seen
+// on 2x H200: data read stale after its flag).
 MORI_SHMEM_DEVICE void mori_shmem_internal_wait_check(const void* addr, unsigned long long start) {
   const unsigned long long limit = globalGpuStates.waitTimeoutNs;
   if (limit != 0 && mori_rdma_now_ns() - start > limit)
@@ -18,7 +21,7 @@ MORI_SHMEM_DEVICE void mori_shmem_internal_wait_check(const void* addr, unsigned
     while (!((seen = *(volatile T*) addr) COND val)) {                                                \
       if ((++spins & 1023u) == 0) mori_shmem_internal_wait_check(addr, start);                        \
     }                                                                                                 \
-    __threadfence();                                                                                  \
+    __threadfence_system();                                                                           \
     return seen;                                                                                      \
   }
 #define MORI_SHMEM_WAITS(NAME, T)                     \
