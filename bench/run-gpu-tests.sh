@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Final GPU run of session 10: every gpu-tagged class in its own JVM (a trapped kernel poisons a process's CUDA
-# context), the GPU-initiated example, then (EXTRA=shmem) shmem-bench with 4 and 8 PEs on this one GPU. Logs under $OUT.
+# On the GPU machine, from the checkout's root after ../shared/device/pack.sh: every gpu-tagged class in its own JVM
+# (a trapped kernel poisons a process's CUDA context), then the GPU-initiated example, then with EXTRA=shmem
+# shmem-bench with 4 and 8 PEs (on one GPU: the N-PE code paths). Logs and summary.txt under $OUT.
+# Env: CLASSES (space-separated class names; default all), PER_CLASS_S (150), SKIP_EXTRA (no example), EXTRA=shmem,
+# SHMEM_S (200), SHMEM_MAX (16M).
 set -u
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$OUT"
