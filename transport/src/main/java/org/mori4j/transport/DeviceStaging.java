@@ -19,6 +19,16 @@ public interface DeviceStaging {
   Slot openSlot(long bytes);
 
   /**
+   * A staging buffer of {@code bytes} bytes only if one is ready without allocating (a pool's idle slot), else null.
+   * A stager takes what this gives for its extra buffers, so that a busy pool costs pipelining depth rather than a
+   * page-locked allocation on the data path (which waits for work running on the GPU, such as a kernel that spins
+   * until this very transfer completes). Without a pool every slot is ready: the default opens one.
+   */
+  default Slot tryOpenSlot(long bytes) {
+    return openSlot(bytes);
+  }
+
+  /**
    * One staging buffer and the copies into and out of it. Copies issued between two {@link #mark()} calls
    * must target one device. Used by one thread at a time.
    */

@@ -163,7 +163,13 @@ public final class GpuStaging implements DeviceStaging {
   }
 
   @Override
-  public Slot openSlot(long bytes) {
+  public Slot tryOpenSlot(long bytes) {
+    if (prewarmSlots == 0) return openSlot(bytes);
+    return takeIdle(bytes);
+  }
+
+  /** An idle slot of {@code bytes} bytes whose last copies finished, taken out of the pool; null if there is none. */
+  private PinnedSlot takeIdle(long bytes) {
     synchronized (idle) {
       for (int i = idle.size() - 1; i >= 0; i--) {
         PinnedSlot s = idle.get(i);
@@ -183,6 +189,13 @@ public final class GpuStaging implements DeviceStaging {
         return s;
       }
     }
+    return null;
+  }
+
+  @Override
+  public Slot openSlot(long bytes) {
+    PinnedSlot taken = takeIdle(bytes);
+    if (taken != null) return taken;
     GpuRuntime r = runtime();
     PinnedSlot s = allocate(r, bytes);
     s.inUse = true;

@@ -5,9 +5,10 @@ import org.mori4j.transport.DeviceStaging;
 import org.mori4j.transport.LocalRegion;
 
 /**
- * Moves the payload of one GPU transfer at a time between device memory and a socket, through
- * {@value #SLOTS} staging buffers used in turn, each with its own copy queue. The payload (the transfer's
- * blocks laid end to end) is cut into pieces, one piece per buffer at a time; a piece may span several blocks.
+ * Moves the payload of one GPU transfer at a time between device memory and a socket, through up to
+ * {@value #SLOTS} staging buffers used in turn (fewer while the engine's pool is short: see open()), each with
+ * its own copy queue. The payload (the transfer's blocks laid end to end) is cut into pieces, one piece per
+ * buffer at a time; a piece may span several blocks.
  * Outbound (device to socket), the device-to-host copies of the next pieces run while a piece is on the
  * socket; inbound (socket to device), a piece is copied onto the device while the next ones arrive in the
  * other buffers, and a buffer is refilled only after its copy finished.
@@ -37,6 +38,8 @@ final class GpuStager {
   private final ByteBuffer[] views = new ByteBuffer[SLOTS];
   /** Copies were issued on the slot and their completion has not been seen yet. */
   private final boolean[] busy = new boolean[SLOTS];
+  /** Buffers open (1 to {@value #SLOTS}): the first one always, the others only as the staging pool has them ready. */
+  private int nBuffers;
 
   private final PiecePlan plan = new PiecePlan();
   /** The piece the socket is in, and its bounds in the payload. */
@@ -127,13 +130,30 @@ final class GpuStager {
     return plan;
   }
 
+  /**
+   * Before a transfer: the first buffer is opened whatever it costs; the others, up to {@value #SLOTS}, only when
+   * the pool has one ready, so that a short pool means less overlap on this connection instead of a page-locked
+   * allocation on the data path. A connection that got fewer tops up at its next transfer.
+   */
   private void open() {
-    for (int i = 0; i < SLOTS; i++) {
-      if (slots[i] == null) {
-        slots[i] = staging.openSlot(chunk);
-        views[i] = slots[i].buffer().asByteBuffer();
-      }
+    if (nBuffers == 0) {
+      slots[0] = staging.openSlot(chunk);
+      views[0] = slots[0].buffer().asByteBuffer();
+      nBuffers = 1;
     }
+    while (nBuffers < SLOTS) {
+      DeviceStaging.Slot more = staging.tryOpenSlot(chunk);
+      if (more == null) break;
+      slots[nBuffers] = more;
+      views[nBuffers] = more.buffer().asByteBuffer();
+      busy[nBuffers] = false;
+      nBuffers++;
+    }
+  }
+
+  /** Buffers open now (tests). */
+  int buffers() {
+    return nBuffers;
   }
 
   /** Payload bytes not yet through the socket. */
@@ -148,7 +168,7 @@ final class GpuStager {
    * {@link #failure()} and the rest of the payload is read and dropped.
    */
   ByteBuffer next() {
-    int s = sockPiece % SLOTS;
+    int s = sockPiece % nBuffers;
     if (busy[s]) {
       if (failure == null) {
         try {
@@ -188,7 +208,7 @@ final class GpuStager {
       issue();
     } else if (failure == null) {
       try {
-        copyChunk(done % SLOTS, moved - issued);
+        copyChunk(done % nBuffers, moved - issued);
       } catch (RuntimeException e) {
         fail(e);
       }
@@ -199,9 +219,9 @@ final class GpuStager {
   private void issue() {
     while (issuePiece < plan.count()) {
       int j = issuePiece;
-      // piece j's buffer still holds piece j - SLOTS until the socket is past it
-      if (j >= SLOTS && sockPiece <= j - SLOTS && moved < total) return;
-      copyChunk(j % SLOTS, plan.length(j));
+      // piece j's buffer still holds piece j - nBuffers until the socket is past it
+      if (j >= nBuffers && sockPiece <= j - nBuffers && moved < total) return;
+      copyChunk(j % nBuffers, plan.length(j));
       issuePiece++;
     }
   }
@@ -255,7 +275,7 @@ final class GpuStager {
   /** Inbound: true once every byte arrived and every copy onto the device finished (or failed). Never blocks. */
   boolean drained() {
     if (moved < total) return false;
-    for (int i = 0; i < SLOTS; i++) {
+    for (int i = 0; i < nBuffers; i++) {
       if (!busy[i]) continue;
       if (failure == null) {
         try {
@@ -305,5 +325,6 @@ final class GpuStager {
         busy[i] = false;
       }
     }
+    nBuffers = 0;
   }
 }

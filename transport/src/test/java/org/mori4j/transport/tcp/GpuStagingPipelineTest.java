@@ -128,6 +128,38 @@ class GpuStagingPipelineTest {
     assertTrue(stagingA.copies.get() > 0 && stagingB.copies.get() > 0, "both sides staged through their device");
   }
 
+  /**
+   * A staging pool with nothing ready beyond each stager's first buffer: transfers run through one buffer (no
+   * allocation beyond it) and stay byte-exact; once the pool has buffers again, the stagers top up.
+   */
+  @Test
+  void aShortPoolMeansFewerBuffersNotAllocationsAndTheBytesStayExact() throws InterruptedException {
+    stagingA.ready.set(0);
+    stagingB.ready.set(0);
+    int seed = 100;
+    for (long size : new long[] {MIN + 1, 4L * CHUNK - 4095, (9L << 20) + 5}) {
+      for (LocalRegion[] p : new LocalRegion[][] {{aGpu, bGpu}, {aCpu, bGpu}, {aGpu, bCpu}}) {
+        fill(p[0], seed++);
+        RecordingOp w = single(TransferOp.WRITE, p[0], 3, p[1], 5, size);
+        assertNull(w.error, w.message);
+        assertSame(p[0], 3, p[1], 5, size, "write " + size + " B with one buffer per stager");
+        fill(p[1], seed++);
+        RecordingOp r = single(TransferOp.READ, p[0], 3, p[1], 5, size);
+        assertNull(r.error, r.message);
+        assertSame(p[0], 3, p[1], 5, size, "read " + size + " B with one buffer per stager");
+      }
+    }
+    int oneEach = stagingA.openSlots.get() + stagingB.openSlots.get();
+    assertTrue(oneEach > 0 && oneEach <= 8, "one buffer per stager (two lanes, two directions, two sides): " + oneEach);
+    stagingA.ready.set(Integer.MAX_VALUE);
+    stagingB.ready.set(Integer.MAX_VALUE);
+    fill(aGpu, seed);
+    RecordingOp w = single(TransferOp.WRITE, aGpu, 0, bGpu, 0, 9L << 20);
+    assertNull(w.error, w.message);
+    assertSame(aGpu, 0, bGpu, 0, 9L << 20, "write after the pool refilled");
+    assertTrue(stagingA.openSlots.get() + stagingB.openSlots.get() > oneEach, "the stagers topped up once buffers were ready");
+  }
+
   @Test
   void batchesAcrossChunkBoundariesAreByteExact() throws InterruptedException {
     long[] lo = {0, 100_000, 300_001, 1_000_003};

@@ -27,6 +27,8 @@ final class HostBackedDeviceStaging implements DeviceStaging {
   });
   private final int maxDelayMicros;
   volatile long poisonAddress = -1;
+  /** Slots {@link #tryOpenSlot} still hands out (a pool that runs short); unlimited by default. */
+  final AtomicInteger ready = new AtomicInteger(Integer.MAX_VALUE);
 
   HostBackedDeviceStaging(int maxDelayMicros) {
     this.maxDelayMicros = maxDelayMicros;
@@ -46,6 +48,11 @@ final class HostBackedDeviceStaging implements DeviceStaging {
   public Slot openSlot(long bytes) {
     openSlots.incrementAndGet();
     return new HostSlot(bytes);
+  }
+
+  @Override
+  public Slot tryOpenSlot(long bytes) {
+    return ready.getAndUpdate(r -> Math.max(0, r - 1)) > 0 ? openSlot(bytes) : null;
   }
 
   void shutdown() {
