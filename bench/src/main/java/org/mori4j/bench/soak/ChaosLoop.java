@@ -94,10 +94,12 @@ final class ChaosLoop {
       if (p.awaitExit(Duration.ofSeconds(60))) how = "downed itself and exited (status " + p.exitCode() + ") after " + ms(t0) + " ms";
       else {
         long downed = p.downedAt();
+        String dump = p.threadDump();
         p.kill();
-        how = downed == 0 ? "was not downed within 60 s of the cut: killed"
+        how = (downed == 0 ? "was not downed within 60 s of the cut: killed"
             : "downed itself after " + (downed - t0) / 1_000_000 + " ms, but had not exited 60 s after the cut ("
-              + (p.reportedExit() ? "final counters reported, its ActorSystem still stopping" : "before its final counters") + "): killed";
+              + (p.reportedExit() ? "final counters reported, its ActorSystem still stopping" : "before its final counters") + "): killed")
+            + " (" + dump + ")";
       }
     } finally {
       net.heal(v);

@@ -167,6 +167,28 @@ final class SoakNodeProcess implements AutoCloseable {
     return r == null ? null : ResourceSample.parse(r);
   }
 
+  /**
+   * The node's threads, printed by the JDK's {@code jcmd PID Thread.print} into {@code node-I-INC-threads.txt} beside
+   * its log: taken before a node that should have exited is killed, so that what held it shows afterwards. Returns
+   * the file, or why there is none (no jcmd in this Java, or it failed within 20 s).
+   */
+  String threadDump() throws InterruptedException {
+    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+    if (!java.nio.file.Files.isExecutable(jcmd)) return "no thread dump: " + jcmd + " is not in this Java";
+    Path out = log.resolveSibling(log.getFileName().toString().replace(".log", "-threads.txt"));
+    try {
+      Process j = new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()), "Thread.print").redirectErrorStream(true)
+          .redirectOutput(out.toFile()).start();
+      if (!j.waitFor(20, TimeUnit.SECONDS)) {
+        j.destroyForcibly();
+        return "no thread dump: jcmd did not finish in 20 s";
+      }
+      return j.exitValue() == 0 ? "thread dump " + out : "no thread dump: jcmd exit " + j.exitValue() + " (" + out + ")";
+    } catch (IOException e) {
+      return "no thread dump: " + e.getMessage();
+    }
+  }
+
   /** SIGKILL: the crash of the chaos loop. */
   void kill() throws InterruptedException {
     process.destroyForcibly();

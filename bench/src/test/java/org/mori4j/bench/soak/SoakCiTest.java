@@ -43,6 +43,26 @@ class SoakCiTest {
     int code = run("soak", "--minutes", "2", "--seed", "17", "--json", json.toString(), "--log-dir", dir.resolve("logs").toString());
     System.out.printf("FIGURE soak-ci wall_s=%.1f%n", (System.nanoTime() - t0) / 1e9);
     JsonNode r = new ObjectMapper().readTree(Files.readString(json));
+    try {
+      checkVerdict(r, code);
+    } catch (AssertionError e) {
+      printThreadDumps(dir.resolve("logs"));
+      throw e;
+    }
+  }
+
+  /** The thread dumps of nodes the soak had to kill (kept in surefire's output; the temporary folder is not). */
+  private static void printThreadDumps(Path logs) throws java.io.IOException {
+    if (!Files.isDirectory(logs)) return;
+    try (var files = Files.list(logs)) {
+      for (Path f : files.filter(x -> x.getFileName().toString().endsWith("-threads.txt")).sorted().toList()) {
+        System.out.println("==== " + f.getFileName());
+        Files.readAllLines(f).stream().limit(600).forEach(System.out::println);
+      }
+    }
+  }
+
+  private static void checkVerdict(JsonNode r, int code) {
     assertEquals(0, r.get("corrupted").asLong(), "corrupted");
     assertEquals(0, r.get("hung").asLong(), "hung");
     assertEquals(0, r.get("notifications_lost").asLong(), "notifications lost");
