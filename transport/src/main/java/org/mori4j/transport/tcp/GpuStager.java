@@ -151,11 +151,6 @@ final class GpuStager {
     }
   }
 
-  /** Buffers open now (tests). */
-  int buffers() {
-    return nBuffers;
-  }
-
   /** Payload bytes not yet through the socket. */
   long remaining() {
     return total - moved;
