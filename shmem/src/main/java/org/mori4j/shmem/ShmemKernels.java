@@ -1,6 +1,5 @@
 package org.mori4j.shmem;
 
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -45,9 +44,8 @@ public final class ShmemKernels {
   public static String deviceLibrary() {
     String text = library;
     if (text == null) {
-      Map<String, Supplier<String>> parts = new LinkedHashMap<>();
-      for (String part : List.of("mori_shmem_proxy.cuh", "mori_shmem_rma.cuh", "mori_shmem_sync.cuh"))
-        parts.put(part, () -> DeviceSources.resource(ShmemKernels.class, DEVICE_FOLDER + part));
+      Map<String, Supplier<String>> parts =
+          DeviceSources.resourceParts(ShmemKernels.class, DEVICE_FOLDER, "mori_shmem_proxy.cuh", "mori_shmem_rma.cuh", "mori_shmem_sync.cuh");
       parts.put("mori_rdma.cuh", GpuInitiatedKernels::deviceLibrary);
       text = DeviceSources.inline("mori_shmem.cuh", DeviceSources.resource(ShmemKernels.class, DEVICE_LIBRARY_RESOURCE), parts);
       library = text;

@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -49,6 +50,16 @@ public final class DeviceSources {
     }
     if (seen.size() != parts.size()) throw new IllegalStateException(outerName + " includes " + seen + ", not all of " + parts.keySet());
     return out.append(outer, from, outer.length()).toString();
+  }
+
+  /**
+   * Parts that are class-path resources in {@code folder} (looked up through {@code anchor}), by file name, in the
+   * order given; read only when {@link #inline} needs them. A caller may add further parts to the map.
+   */
+  public static Map<String, Supplier<String>> resourceParts(Class<?> anchor, String folder, String... names) {
+    Map<String, Supplier<String>> parts = new LinkedHashMap<>();
+    for (String name : names) parts.put(name, () -> resource(anchor, folder + name));
+    return parts;
   }
 
   /** The UTF-8 text of class-path resource {@code name}, looked up through {@code anchor}. */

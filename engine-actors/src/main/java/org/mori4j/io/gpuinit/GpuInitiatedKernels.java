@@ -1,7 +1,6 @@
 package org.mori4j.io.gpuinit;
 
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import org.mori4j.natives.gpu.GpuModule;
@@ -36,9 +35,8 @@ public final class GpuInitiatedKernels {
   public static String deviceLibrary() {
     String text = library;
     if (text == null) {
-      text = DeviceSources.inline("mori_rdma.cuh", DeviceSources.resource(GpuInitiatedKernels.class, DEVICE_LIBRARY_RESOURCE), Map.of(
-          "mori_rdma_layout.h", () -> DeviceSources.resource(GpuInitiatedKernels.class, DEVICE_FOLDER + "mori_rdma_layout.h"),
-          "mori_rdma_completions.cuh", () -> DeviceSources.resource(GpuInitiatedKernels.class, DEVICE_FOLDER + "mori_rdma_completions.cuh")));
+      text = DeviceSources.inline("mori_rdma.cuh", DeviceSources.resource(GpuInitiatedKernels.class, DEVICE_LIBRARY_RESOURCE),
+          DeviceSources.resourceParts(GpuInitiatedKernels.class, DEVICE_FOLDER, "mori_rdma_layout.h", "mori_rdma_completions.cuh"));
       library = text;
     }
     return text;
