@@ -1,8 +1,6 @@
 package org.mori4j.shmem;
 
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.mori4j.io.gpuinit.DeviceSources;
@@ -30,7 +28,6 @@ public final class ShmemKernels {
   public static final String STREAM_BARRIER_KERNEL = "mori_shmem_internal_stream_barrier";
 
   private static final Pattern INCLUDE = Pattern.compile("(?m)^\\s*#\\s*include\\s*[\"<]mori_(shmem|rdma)\\.cuh[\">].*$");
-  private static final ConcurrentHashMap<String, byte[]> IMAGES = new ConcurrentHashMap<>();
   private static volatile String library;
 
   private ShmemKernels() {}
@@ -86,8 +83,6 @@ public final class ShmemKernels {
 
   /** The compiled image of {@code source} with the library, from this process's cache when compiled before. */
   public static byte[] image(GpuRuntime gpu, int device, String source, String name, String... options) {
-    String unit = withDeviceLibrary(source, name);
-    String key = gpu.name() + ":" + gpu.computeCapability(device) + ":" + List.of(options) + ":" + name + ":" + unit;
-    return IMAGES.computeIfAbsent(key, k -> gpu.compile(device, unit, name, options));
+    return DeviceSources.compiled(gpu, device, withDeviceLibrary(source, name), name, options);
   }
 }

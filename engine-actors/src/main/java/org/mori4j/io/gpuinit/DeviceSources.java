@@ -8,9 +8,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.mori4j.natives.gpu.GpuRuntime;
 
 /**
  * Assembles a device library that is kept as several files into the one text a run-time compiler gets: NVRTC and
@@ -19,12 +21,25 @@ import java.util.regex.Pattern;
  * and line and, after the part, the outer file's own line again. Used by {@link GpuInitiatedKernels}
  * ({@code mori_rdma.cuh}) and by the shmem module ({@code mori_shmem.cuh}, which also takes in the assembled
  * {@code mori_rdma.cuh}). An include of a file that is not one of the declared parts, a part included twice, or a
- * declared part never included is a packaging error and throws.
+ * declared part never included is a packaging error and throws. It also keeps the process's compiled images of
+ * such translation units ({@link #compiled}), so both libraries' kernels pay the compiler once per process.
  */
 public final class DeviceSources {
   private static final Pattern PART_INCLUDE = Pattern.compile("(?m)^[ \\t]*#[ \\t]*include[ \\t]*\"(mori_[a-z_]+\\.(?:cuh|h))\".*$");
 
+  /** Compiled images by runtime, GPU architecture, options, file name and the whole translation unit. */
+  private static final ConcurrentHashMap<String, byte[]> IMAGES = new ConcurrentHashMap<>();
+
   private DeviceSources() {}
+
+  /**
+   * The image of translation unit {@code unit} (file {@code name}) compiled for GPU {@code device}, from this
+   * process's cache when the same unit was compiled before for the same runtime, architecture and options.
+   */
+  public static byte[] compiled(GpuRuntime gpu, int device, String unit, String name, String... options) {
+    String key = gpu.name() + ":" + gpu.computeCapability(device) + ":" + List.of(options) + ":" + name + ":" + unit;
+    return IMAGES.computeIfAbsent(key, k -> gpu.compile(device, unit, name, options));
+  }
 
   /**
    * {@code outer} (named {@code outerName} in the markers) with every part of {@code parts} (file name to its text)

@@ -1,7 +1,5 @@
 package org.mori4j.io.gpuinit;
 
-import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import org.mori4j.natives.gpu.GpuModule;
 import org.mori4j.natives.gpu.GpuRuntime;
@@ -23,7 +21,6 @@ public final class GpuInitiatedKernels {
   private static final String DEVICE_FOLDER = "/org/mori4j/io/gpuinit/";
 
   private static final Pattern INCLUDE = Pattern.compile("(?m)^\\s*#\\s*include\\s*[\"<]mori_rdma\\.cuh[\">].*$");
-  private static final ConcurrentHashMap<String, byte[]> IMAGES = new ConcurrentHashMap<>();
   private static volatile String library;
 
   private GpuInitiatedKernels() {}
@@ -55,9 +52,7 @@ public final class GpuInitiatedKernels {
 
   /** The compiled image of {@code source} with the library for GPU {@code device}, from this process's cache when compiled before. */
   public static byte[] image(GpuRuntime gpu, int device, String source, String name, String... options) {
-    String unit = withDeviceLibrary(source, name);
-    String key = gpu.name() + ":" + gpu.computeCapability(device) + ":" + List.of(options) + ":" + name + ":" + unit;
-    return IMAGES.computeIfAbsent(key, k -> gpu.compile(device, unit, name, options));
+    return DeviceSources.compiled(gpu, device, withDeviceLibrary(source, name), name, options);
   }
 
   /**

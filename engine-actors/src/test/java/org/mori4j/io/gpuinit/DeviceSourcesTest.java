@@ -50,4 +50,26 @@ class DeviceSourcesTest {
         && lib.indexOf("mori_rdma_poll_cq") < lib.indexOf("PollCq("), "layout, posts, completions, then MORI's names");
     assertTrue(!java.util.regex.Pattern.compile("(?m)^\\s*#\\s*include").matcher(lib).find(), "every include was replaced");
   }
+
+  @Test
+  void aUnitIsCompiledOncePerRuntimeArchitectureAndOptions() {
+    java.util.concurrent.atomic.AtomicInteger compiles = new java.util.concurrent.atomic.AtomicInteger();
+    int[] capability = {90};
+    org.mori4j.natives.gpu.GpuRuntime gpu = (org.mori4j.natives.gpu.GpuRuntime) java.lang.reflect.Proxy.newProxyInstance(
+        getClass().getClassLoader(), new Class<?>[] {org.mori4j.natives.gpu.GpuRuntime.class}, (proxy, method, args) -> switch (method.getName()) {
+          case "name" -> "counting";
+          case "computeCapability" -> capability[0];
+          case "compile" -> new byte[] {(byte) compiles.incrementAndGet()};
+          default -> throw new UnsupportedOperationException(method.getName());
+        });
+    String unit = "// unit " + System.nanoTime() + "\n";
+    byte[] first = DeviceSources.compiled(gpu, 0, unit, "k.cu");
+    assertEquals(first, DeviceSources.compiled(gpu, 1, unit, "k.cu"), "same unit, runtime and architecture: the cached image");
+    assertEquals(1, compiles.get());
+    DeviceSources.compiled(gpu, 0, unit, "k.cu", "-DX=1");
+    capability[0] = 100;
+    DeviceSources.compiled(gpu, 0, unit, "k.cu");
+    DeviceSources.compiled(gpu, 0, unit + " ", "k.cu");
+    assertEquals(4, compiles.get(), "other options, another architecture and another text each compile");
+  }
 }
