@@ -1,19 +1,15 @@
 package org.mori4j.shmem;
 
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import static org.mori4j.shmem.BootstrapWire.ABORT;
+import static org.mori4j.shmem.BootstrapWire.CONTRIBUTE;
+import static org.mori4j.shmem.BootstrapWire.RESULT;
+
 import java.io.EOFException;
 import java.io.IOException;
-import java.net.ConnectException;
 import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,7 +17,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
+import org.mori4j.shmem.BootstrapWire.Connection;
+import org.mori4j.shmem.BootstrapWire.Frame;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,16 +35,10 @@ import org.slf4j.LoggerFactory;
  * which each rank reports as {@code "PE 0 disconnected"}. A wait gives up after the timeout, which fails the
  * group too (its PEs would no longer agree on the step).
  *
- * <p>Frames: {@code int type, int step, int length, bytes}.
+ * <p>Forming the group is {@link BootstrapRendezvous}; frames and connections are {@link BootstrapWire}.
  */
 final class TcpBootstrap implements Bootstrap {
   private static final Logger LOG = LoggerFactory.getLogger(TcpBootstrap.class);
-
-  private static final int HELLO = 1, WELCOME = 2, REFUSE = 3, CONTRIBUTE = 4, RESULT = 5, ABORT = 6;
-  /** Frames above this are refused, so that a stray client cannot make a rank allocate gigabytes. */
-  private static final int MAX_FRAME = 64 << 20;
-  /** How long a connecting client may take to say hello before rank 0 drops it. */
-  private static final int HELLO_MILLIS = 10_000;
 
   private final int rank;
   private final int size;
@@ -76,21 +67,9 @@ final class TcpBootstrap implements Bootstrap {
   static TcpBootstrap join(UniqueId id, int rank, int size, Duration timeout, ServerSocket server) {
     if (size < 1) throw new IllegalArgumentException("nPes " + size + " must be at least 1");
     if (rank < 0 || rank >= size) throw new IllegalArgumentException("rank " + rank + " is out of range 0.." + (size - 1) + " (nPes " + size + ")");
-    long deadline = System.nanoTime() + timeout.toNanos();
     TcpBootstrap b = new TcpBootstrap(rank, size, timeout);
     try {
-      if (rank == 0) {
-        ServerSocket s = server;
-        if (s == null && size > 1) s = bindUntil(id, deadline);
-        try {
-          if (size > 1) b.acceptAll(s, id, deadline);
-        } finally {
-          if (s != null) s.close();
-        }
-      } else {
-        if (server != null) server.close();
-        b.connect(id, deadline);
-      }
+      new BootstrapRendezvous(id, rank, size, timeout, b.peers).run(server);
       b.startReaders();
       return b;
     } catch (IOException e) {
@@ -100,136 +79,6 @@ final class TcpBootstrap implements Bootstrap {
       b.close();
       throw e;
     }
-  }
-
-  private void acceptAll(ServerSocket server, UniqueId id, long deadline) throws IOException {
-    int joined = 0;
-    while (joined < size - 1) {
-      long left = deadline - System.nanoTime();
-      if (left <= 0)
-        throw new ShmemException("PE 0: PEs " + missing() + " did not join the bootstrap at " + id.socketAddress() + " within " + timeout.toSeconds() + " s");
-      server.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(left))));
-      Socket s;
-      try {
-        s = server.accept();
-      } catch (SocketTimeoutException e) {
-        continue;
-      }
-      if (admit(s, id)) joined++;
-    }
-  }
-
-  /** Reads a client's hello and welcomes or refuses it; false when it was refused or went away. */
-  private boolean admit(Socket s, UniqueId id) {
-    try {
-      s.setSoTimeout(HELLO_MILLIS);
-      s.setTcpNoDelay(true);
-      Connection c = new Connection(-1, s);
-      Frame hello = c.read();
-      String refusal = null;
-      int peer = -1;
-      if (hello.type != HELLO || hello.data.length != 24) {
-        refusal = "not a mori4j shmem bootstrap hello";
-      } else {
-        java.nio.ByteBuffer h = java.nio.ByteBuffer.wrap(hello.data);
-        byte[] nonce = new byte[16];
-        h.get(nonce);
-        peer = h.getInt();
-        int theirSize = h.getInt();
-        if (!Arrays.equals(nonce, id.nonce())) refusal = "the unique id's nonce does not match this group's (an id of another run?)";
-        else if (theirSize != size) refusal = "PE " + peer + " says nPes " + theirSize + ", rank 0 says " + size;
-        else if (peer < 1 || peer >= size) refusal = "rank " + peer + " is out of range 1.." + (size - 1);
-        else if (peers[peer] != null) refusal = "rank " + peer + " has already joined";
-      }
-      if (refusal != null) {
-        LOG.warn("shmem bootstrap (PE 0) refused {}: {}", s.getRemoteSocketAddress(), refusal);
-        c.write(REFUSE, 0, refusal.getBytes(StandardCharsets.UTF_8));
-        s.close();
-        return false;
-      }
-      s.setSoTimeout(0);
-      c.write(WELCOME, 0, new byte[0]);
-      peers[peer] = new Connection(peer, s, c);
-      return true;
-    } catch (IOException e) {
-      LOG.warn("shmem bootstrap (PE 0): a client at {} went away during its hello: {}", s.getRemoteSocketAddress(), e.toString());
-      try {
-        s.close();
-      } catch (IOException ignored) {
-        // already gone
-      }
-      return false;
-    }
-  }
-
-  private String missing() {
-    List<Integer> m = new ArrayList<>();
-    for (int r = 1; r < size; r++) if (peers[r] == null) m.add(r);
-    return m.toString();
-  }
-
-  /**
-   * Binds the id's address for rank 0. The address can be held for a moment by the socket that
-   * {@link Shmem#getUniqueId} reserved, when another rank of the same process took that socket first and is about to
-   * give it up (ranks start in any order on their own threads), so a refused bind is retried until the deadline.
-   */
-  private static ServerSocket bindUntil(UniqueId id, long deadline) throws IOException {
-    while (true) {
-      ServerSocket s = new ServerSocket();
-      try {
-        s.bind(id.socketAddress());
-        return s;
-      } catch (java.net.BindException e) {
-        s.close();
-        if (System.nanoTime() >= deadline) throw e;
-        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
-      } catch (IOException | RuntimeException e) {
-        s.close();
-        throw e;
-      }
-    }
-  }
-
-  private void connect(UniqueId id, long deadline) throws IOException {
-    IOException last = null;
-    while (System.nanoTime() < deadline) {
-      Socket s = new Socket();
-      try {
-        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-        s.connect(id.socketAddress(), (int) Math.max(1, Math.min(left, HELLO_MILLIS)));
-      } catch (ConnectException | SocketTimeoutException e) {
-        // rank 0 is not listening yet: it may start after this rank
-        s.close();
-        last = e;
-        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
-        continue;
-      }
-      s.setTcpNoDelay(true);
-      s.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
-      Connection c = new Connection(0, s);
-      java.nio.ByteBuffer hello = java.nio.ByteBuffer.allocate(24).put(id.nonce()).putInt(rank).putInt(size);
-      c.write(HELLO, 0, hello.array());
-      Frame answer;
-      try {
-        answer = c.read();
-      } catch (SocketTimeoutException e) {
-        s.close();
-        throw new ShmemException("PE " + rank + ": PE 0 at " + id.socketAddress() + " did not answer the bootstrap hello within " + timeout.toSeconds() + " s");
-      }
-      if (answer.type == REFUSE) {
-        s.close();
-        throw new ShmemException("PE " + rank + ": PE 0 refused to admit it: " + new String(answer.data, StandardCharsets.UTF_8));
-      }
-      if (answer.type != WELCOME) {
-        s.close();
-        throw new ShmemException("PE " + rank + ": " + id.socketAddress() + " is not a mori4j shmem bootstrap (answered frame type " + answer.type + ")");
-      }
-      s.setSoTimeout(0);
-      peers[0] = c;
-      return;
-    }
-    throw new ShmemException("PE " + rank + ": PE 0's bootstrap at " + id.socketAddress() + " was not reachable within " + timeout.toSeconds()
-        + " s" + (last == null ? "" : " (" + last.getMessage() + ")"));
   }
 
   private void startReaders() {
@@ -243,14 +92,14 @@ final class TcpBootstrap implements Bootstrap {
     try {
       while (true) {
         Frame f = c.read();
-        switch (f.type) {
+        switch (f.type()) {
           case CONTRIBUTE -> {
             if (rank != 0) throw new IOException("a contribution arrived at PE " + rank);
-            contribute(f.step, c.peer, f.data);
+            contribute(f.step(), c.peer, f.data());
           }
-          case RESULT -> complete(f.step, decode(f.data));
-          case ABORT -> fail(new String(f.data, StandardCharsets.UTF_8), false);
-          default -> throw new IOException("unexpected frame type " + f.type);
+          case RESULT -> complete(f.step(), BootstrapWire.decode(f.data()));
+          case ABORT -> fail(new String(f.data(), StandardCharsets.UTF_8), false);
+          default -> throw new IOException("unexpected frame type " + f.type());
         }
       }
     } catch (IOException e) {
@@ -330,7 +179,7 @@ final class TcpBootstrap implements Bootstrap {
       all = step.parts;
       last = step.last;
     }
-    byte[] encoded = encode(all);
+    byte[] encoded = BootstrapWire.encode(all);
     if (last) finished = true; // rank 0's peers close once they have the result of the final step
     for (int r = 1; r < size; r++) {
       try {
@@ -397,28 +246,6 @@ final class TcpBootstrap implements Bootstrap {
     return new ArrayList<>(steps.values());
   }
 
-  static byte[] encode(byte[][] parts) {
-    int total = 4;
-    for (byte[] p : parts) total += 4 + p.length;
-    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(total).putInt(parts.length);
-    for (byte[] p : parts) b.putInt(p.length).put(p);
-    return b.array();
-  }
-
-  static byte[][] decode(byte[] data) throws IOException {
-    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(data);
-    int n = b.getInt();
-    if (n < 0 || n > 1 << 16) throw new IOException("a result of " + n + " parts");
-    byte[][] parts = new byte[n][];
-    for (int i = 0; i < n; i++) {
-      int len = b.getInt();
-      if (len < 0 || len > b.remaining()) throw new IOException("a result part of " + len + " bytes");
-      parts[i] = new byte[len];
-      b.get(parts[i]);
-    }
-    return parts;
-  }
-
   /** One step of the exchange: the contributions so far (rank 0) and the outcome every rank waits for. */
   private static final class Step {
     final byte[][] parts;
@@ -437,46 +264,4 @@ final class TcpBootstrap implements Bootstrap {
     }
   }
 
-  private record Frame(int type, int step, byte[] data) {}
-
-  /** A socket to one peer, with framed, synchronised output. */
-  private static final class Connection {
-    final int peer;
-    final Socket socket;
-    final DataOutputStream out;
-    final DataInputStream in;
-
-    Connection(int peer, Socket socket) throws IOException {
-      this.peer = peer;
-      this.socket = socket;
-      this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
-      this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
-    }
-
-    /** The same socket and streams under the peer's rank, once its hello named it. */
-    Connection(int peer, Socket socket, Connection streams) {
-      this.peer = peer;
-      this.socket = socket;
-      this.out = streams.out;
-      this.in = streams.in;
-    }
-
-    synchronized void write(int type, int step, byte[] data) throws IOException {
-      out.writeInt(type);
-      out.writeInt(step);
-      out.writeInt(data.length);
-      out.write(data);
-      out.flush();
-    }
-
-    Frame read() throws IOException {
-      int type = in.readInt();
-      int step = in.readInt();
-      int length = in.readInt();
-      if (length < 0 || length > MAX_FRAME) throw new IOException("frame of " + length + " bytes");
-      byte[] data = new byte[length];
-      in.readFully(data);
-      return new Frame(type, step, data);
-    }
-  }
 }
