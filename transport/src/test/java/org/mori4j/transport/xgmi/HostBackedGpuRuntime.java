@@ -225,6 +225,16 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
     return new PinnedBuffer("memory", seg, size, a::close);
   }
 
+  /** Switches {@link #mappedPointer} off (0), as for a runtime that cannot map pinned memory; on by default. */
+  volatile boolean mapsPinned = true;
+
+  /** Kernels here read host memory by address, so a pinned buffer is read in place, as a GPU reads mapped memory. */
+  @Override
+  public long mappedPointer(PinnedBuffer buffer, int device) {
+    check(device);
+    return mapsPinned ? buffer.address() : 0;
+  }
+
   @Override
   public HostRegistration registerHost(MemorySegment segment) {
     return new HostRegistration("memory", segment, () -> {});

@@ -141,6 +141,45 @@ class XgmiCallerIssueTest {
   }
 
   @Test
+  void aMappedTableIsReadInPlaceWithNoUploadAndWaitsForItsKernelBeforeTheSlotsNextBatch() throws Exception {
+    assertEquals(2 * BLOCKS, tablesAcrossAStalledStream(true), "one move per block, no table upload");
+  }
+
+  @Test
+  void aRuntimeThatCannotMapPinnedMemoryGetsTheTableCopiedToTheDevice() throws Exception {
+    assertEquals(2 * BLOCKS + 2, tablesAcrossAStalledStream(false), "one move per block and one upload per batch");
+  }
+
+  /**
+   * Two batches through one slot (one event) while the device is stalled: the second must wait for the first's kernel
+   * before its table goes into the slot, or the first's kernel would read the second's offsets. Returns the device's
+   * copies (block moves and table uploads) for both.
+   */
+  private int tablesAcrossAStalledStream(boolean mapped) throws Exception {
+    setUp();
+    gpu.mapsPinned = mapped;
+    long[][] a = blocks();
+    long[][] b = {a[0].clone(), a[1].clone(), a[2].clone()};
+    for (int i = 0; i < BLOCKS; i++) b[1][i] += BLOCK; // the odd slots: a kernel that read b's table for a leaves a's slots 0
+    fill(7);
+    int copies = gpu.copies.get();
+    gpu.stallStreams(true);
+    Op first = batch(a[0], a[1], a[2], remote.address()), second = batch(b[0], b[1], b[2], remote.address());
+    initiator.submit(first);
+    initiator.submit(second);
+    for (long end = System.nanoTime() + 10_000_000_000L; gpu.launches.get() < 1 && System.nanoTime() < end; ) Thread.sleep(1);
+    assertEquals(1, gpu.launches.get(), "the first batch launched on the stalled device");
+    Thread.sleep(20); // the worker has had the second batch: it waits for the slot
+    assertEquals(1, gpu.launches.get(), "the second batch waits for the only slot");
+    gpu.stallStreams(false);
+    assertEquals("ok", first.await());
+    assertEquals("ok", second.await());
+    assertLanded(a, "first batch");
+    assertLanded(b, "second batch");
+    return gpu.copies.get() - copies;
+  }
+
+  @Test
   void aForgedDescriptorIsLeftToTheWorkerWhichRefusesItWithItsMessage() throws Exception {
     setUp();
     long[][] b = blocks();
