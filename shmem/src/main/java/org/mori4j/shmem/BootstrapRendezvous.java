@@ -6,6 +6,8 @@ import static org.mori4j.shmem.BootstrapWire.WELCOME;
 
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -14,6 +16,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.mori4j.shmem.BootstrapWire.Connection;
@@ -33,6 +37,9 @@ final class BootstrapRendezvous {
   /** How long a connecting client may take to say hello before rank 0 drops it. */
   private static final int HELLO_MILLIS = 10_000;
 
+  /** Listening sockets that {@link #reserve} opened for a rank 0 of this process, by id. */
+  private static final Map<UniqueId, ServerSocket> RESERVED = new ConcurrentHashMap<>();
+
   private final UniqueId id;
   private final int rank;
   private final int size;
@@ -47,6 +54,32 @@ final class BootstrapRendezvous {
     this.timeout = timeout;
     this.peers = peers;
     this.deadline = System.nanoTime() + timeout.toNanos();
+  }
+
+  /**
+   * A fresh id listening on an ephemeral port of {@code host}: the socket stays open, reserved for a rank 0 of this
+   * process to take over ({@link #takeReserved}), so that no other process can take the port in between.
+   */
+  static UniqueId reserve(String host) {
+    try {
+      ServerSocket server = new ServerSocket();
+      try {
+        server.bind(new InetSocketAddress(InetAddress.getByName(host), 0));
+      } catch (IOException | RuntimeException e) {
+        server.close();
+        throw e;
+      }
+      UniqueId id = UniqueId.fresh((InetSocketAddress) server.getLocalSocketAddress());
+      RESERVED.put(id, server);
+      return id;
+    } catch (IOException e) {
+      throw new ShmemException("cannot listen for the shmem bootstrap on " + host + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The socket {@link #reserve} opened for {@code id} in this process, removed from the reservations; null if none. */
+  static ServerSocket takeReserved(UniqueId id) {
+    return RESERVED.remove(id);
   }
 
   /**

@@ -45,6 +45,23 @@ record PeerInfo(int rank, String host, long pid, String pciBusId, int device, lo
     return bytes.toByteArray();
   }
 
+  /**
+   * Sends {@code mine} to every PE of {@code bootstrap}'s group and returns every PE's record by rank; a record that
+   * names another rank, or a heap size other than this PE's, fails the call (the heap must be the same everywhere).
+   */
+  static PeerInfo[] gather(Bootstrap bootstrap, PeerInfo mine) {
+    byte[][] all = bootstrap.allGather(mine.toBytes(), false);
+    PeerInfo[] peers = new PeerInfo[all.length];
+    for (int p = 0; p < all.length; p++) {
+      peers[p] = fromBytes(all[p], p);
+      if (peers[p].rank() != p) throw new ShmemException("PE " + p + " says it is rank " + peers[p].rank());
+      if (peers[p].heapSize() != mine.heapSize())
+        throw new ShmemException("heap sizes differ: PE " + p + " has " + peers[p].heapSize() + " bytes, PE " + mine.rank() + " has " + mine.heapSize()
+            + " (MORI_SHMEM_HEAP_SIZE must be the same on every PE)");
+    }
+    return peers;
+  }
+
   static PeerInfo fromBytes(byte[] data, int from) {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(data))) {
       int rank = in.readInt();

@@ -1,16 +1,10 @@
 package org.mori4j.shmem;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.mori4j.natives.gpu.DeviceBuffer;
 import org.mori4j.natives.gpu.GpuModule;
@@ -43,8 +37,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class Shmem implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Shmem.class);
-  /** Listening sockets that {@link #getUniqueId} reserved for a rank 0 of this process, by id. */
-  private static final Map<UniqueId, ServerSocket> RESERVED = new ConcurrentHashMap<>();
 
   private final ShmemConfig config;
   private final GpuRuntime gpu;
@@ -85,15 +77,7 @@ public final class Shmem implements AutoCloseable {
       gpu.fill(memory.address(), (byte) 0, config.heapSize());
       PeerInfo mine = new PeerInfo(rank, PeerInfo.localHost(), ProcessHandle.current().pid(), gpu.pciBusId(device), device, config.heapSize(),
           memory.address(), gpu.ipcHandle(memory.address()));
-      byte[][] all = bootstrap.allGather(mine.toBytes(), false);
-      PeerInfo[] peers = new PeerInfo[n];
-      for (int p = 0; p < n; p++) {
-        peers[p] = PeerInfo.fromBytes(all[p], p);
-        if (peers[p].rank() != p) throw new ShmemException("PE " + p + " says it is rank " + peers[p].rank());
-        if (peers[p].heapSize() != config.heapSize())
-          throw new ShmemException("heap sizes differ: PE " + p + " has " + peers[p].heapSize() + " bytes, PE " + rank + " has " + config.heapSize()
-              + " (MORI_SHMEM_HEAP_SIZE must be the same on every PE)");
-      }
+      PeerInfo[] peers = PeerInfo.gather(bootstrap, mine);
       this.paths = new PeerPaths(gpu, device, peers, rank, config.disableP2p());
       long[] bases = new long[n];
       byte[][] handles = new byte[n][];
@@ -146,15 +130,7 @@ public final class Shmem implements AutoCloseable {
    * address itself). Returns the id's {@link UniqueId#BYTES} bytes, to be passed to every PE.
    */
   public static byte[] getUniqueId(ShmemConfig config) {
-    try {
-      ServerSocket server = new ServerSocket();
-      server.bind(new InetSocketAddress(InetAddress.getByName(config.bootstrapHost()), 0));
-      UniqueId id = UniqueId.fresh((InetSocketAddress) server.getLocalSocketAddress());
-      RESERVED.put(id, server);
-      return id.toBytes();
-    } catch (IOException e) {
-      throw new ShmemException("cannot listen for the shmem bootstrap on " + config.bootstrapHost() + ": " + e.getMessage(), e);
-    }
+    return BootstrapRendezvous.reserve(config.bootstrapHost()).toBytes();
   }
 
   /** {@link #initWithUniqueId(int, int, byte[], ShmemConfig)} with the settings of reference.conf and the environment. */
@@ -174,8 +150,7 @@ public final class Shmem implements AutoCloseable {
     GpuRuntime gpu = GpuRuntimes.select(config.gpuRuntime());
     // rank 0 listens on the reserved socket; any other rank of this process gives it up, so that a rank 0
     // elsewhere can bind the id's address
-    ServerSocket reserved = RESERVED.remove(id);
-    Bootstrap b = TcpBootstrap.join(id, rank, nPes, config.timeout(), reserved);
+    Bootstrap b = TcpBootstrap.join(id, rank, nPes, config.timeout(), BootstrapRendezvous.takeReserved(id));
     return new Shmem(config, gpu, b);
   }
 
