@@ -160,6 +160,13 @@ public final class HostPathGpuRuntime implements GpuRuntime, LaunchClock {
     return new PinnedBuffer(name(), s, size, () -> {});
   }
 
+  /** The "device" reads host memory: a pinned buffer is read in place, as a GPU reads mapped page-locked memory. */
+  @Override
+  public long mappedPointer(PinnedBuffer buffer, int device) {
+    check(device);
+    return buffer.address();
+  }
+
   @Override
   public HostRegistration registerHost(MemorySegment segment) {
     return new HostRegistration(name(), segment, () -> {});

@@ -53,6 +53,7 @@ final class TimedGpuRuntime implements GpuRuntime, LaunchClock {
   @Override public DeviceMemoryInfo memoryInfo(int device) { return gpu.memoryInfo(device); }
   @Override public DeviceBuffer allocDevice(int device, long size) { return gpu.allocDevice(device, size); }
   @Override public PinnedBuffer allocPinned(long size) { return gpu.allocPinned(size); }
+  @Override public long mappedPointer(PinnedBuffer buffer, int device) { return gpu.mappedPointer(buffer, device); }
   @Override public HostRegistration registerHost(MemorySegment segment) { return gpu.registerHost(segment); }
   @Override public void copyHostToDevice(long dst, MemorySegment src, long size) { gpu.copyHostToDevice(dst, src, size); }
   @Override public void copyDeviceToHost(MemorySegment dst, long src, long size) { gpu.copyDeviceToHost(dst, src, size); }

@@ -27,12 +27,14 @@ import org.mori4j.io.TcpBackendConfig;
  * @param xgmiPollNapNanos  XGMI: 0 polls GPU events without sleeping while transfers run, more naps that long between polls
  * @param xgmiMaxBatchBlocks XGMI: most blocks in one batch (one kernel launch)
  * @param tcpGpuStagingPrewarm idle TCP staging slots prepared when GPU memory is registered (0: none; GpuStaging)
+ * @param xgmiMappedTable  XGMI: the batch kernel reads its block table in place from pinned host memory ({@code
+ *                         block-table = mapped}) instead of a device copy ({@code device})
  */
 public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, long awaitSpinNanos, String systemName,
                              long pollerSpinNanos, long pollerYieldNanos, long pollerParkNanos, long pollerMaxRunNanos,
                              TcpBackendConfig tcpDefaults, int tcpPort, int tcpMaxBatchEntries, int tcpGpuStagingChunk,
                              String gpuRuntime, int lostPeersRemembered, long xgmiPollNapNanos, int xgmiMaxBatchBlocks,
-                             int tcpGpuStagingPrewarm) {
+                             int tcpGpuStagingPrewarm, boolean xgmiMappedTable) {
 
   /** What {@code await-spin = auto} spins for: longer than a small GPU copy or a loopback round trip takes. */
   public static final long AUTO_SPIN_NANOS = 50_000;
@@ -59,7 +61,16 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
         tcp.getInt("port"), tcp.getInt("max-batch-entries"), stagingChunk(tcp.getBytes("gpu-staging-chunk")),
         c.getString("gpu.runtime"), positive("engine.lost-peers-remembered", c.getInt("engine.lost-peers-remembered")),
         notNegative("xgmi.poll-nap", c.getDuration("xgmi.poll-nap").toNanos()), positive("xgmi.max-batch-blocks", c.getInt("xgmi.max-batch-blocks")),
-        notNegative("tcp.gpu-staging-prewarm", tcp.getInt("gpu-staging-prewarm")));
+        notNegative("tcp.gpu-staging-prewarm", tcp.getInt("gpu-staging-prewarm")), xgmiBlockTable(c.getString("xgmi.block-table")));
+  }
+
+  /** {@code mori4j.xgmi.block-table}: true for {@code mapped}, false for {@code device}. */
+  static boolean xgmiBlockTable(String value) {
+    return switch (value.trim().toLowerCase(java.util.Locale.ROOT)) {
+      case "mapped" -> true;
+      case "device" -> false;
+      default -> throw new IllegalArgumentException("mori4j.xgmi.block-table must be mapped or device: '" + value + "'");
+    };
   }
 
   /** {@code mori4j.engine.await-spin}: a duration, or {@code auto} (decided by the {@code cpus} this JVM may use). */

@@ -39,6 +39,8 @@ public final class CudaMemoryApi {
   private static final MethodHandle MEM_ALLOC_HOST = FUNCTIONS.bind("cuMemAllocHost", "cuMemAllocHost_v2",
       FunctionDescriptor.of(CU_RESULT, ADDRESS, SIZE_T));
   private static final MethodHandle MEM_FREE_HOST = FUNCTIONS.bind("cuMemFreeHost", FunctionDescriptor.of(CU_RESULT, ADDRESS));
+  private static final MethodHandle MEM_HOST_GET_DEVICE_POINTER = FUNCTIONS.bind("cuMemHostGetDevicePointer", "cuMemHostGetDevicePointer_v2",
+      FunctionDescriptor.of(CU_RESULT, ADDRESS, ADDRESS, JAVA_INT));
   private static final MethodHandle MEM_HOST_REGISTER = FUNCTIONS.bind("cuMemHostRegister", "cuMemHostRegister_v2",
       FunctionDescriptor.of(CU_RESULT, ADDRESS, SIZE_T, JAVA_INT));
   private static final MethodHandle MEM_HOST_UNREGISTER = FUNCTIONS.bind("cuMemHostUnregister", FunctionDescriptor.of(CU_RESULT, ADDRESS));
@@ -96,6 +98,11 @@ public final class CudaMemoryApi {
 
   public static void memFreeHost(MemorySegment pointer) {
     call("cuMemFreeHost", () -> (int) MEM_FREE_HOST.invokeExact(pointer));
+  }
+
+  /** The current context's device address of page-locked host memory {@code host} (under unified addressing: itself). */
+  public static long memHostGetDevicePointer(MemorySegment host) {
+    return outLong("cuMemHostGetDevicePointer", out -> (int) MEM_HOST_GET_DEVICE_POINTER.invokeExact(out, host, 0));
   }
 
   /** Page-locks existing host memory; {@code flags} are {@code CU_MEMHOSTREGISTER_*}. */

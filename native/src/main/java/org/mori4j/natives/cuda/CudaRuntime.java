@@ -126,6 +126,13 @@ public final class CudaRuntime implements GpuRuntime {
     });
   }
 
+  /** cuMemAllocHost memory is mapped into every context under unified addressing; the driver names the address. */
+  @Override
+  public long mappedPointer(PinnedBuffer buffer, int device) {
+    bind(device);
+    return CudaMemoryApi.memHostGetDevicePointer(buffer.segment());
+  }
+
   @Override
   public HostRegistration registerHost(MemorySegment segment) {
     HostMemory.requireNative(segment, segment.byteSize());

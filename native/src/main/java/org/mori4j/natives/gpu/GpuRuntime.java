@@ -50,6 +50,15 @@ public interface GpuRuntime {
 
   PinnedBuffer allocPinned(long size);
 
+  /**
+   * The address at which kernels on {@code device} read and write {@code buffer} in place (page-locked memory mapped
+   * into the device's address space, reached over PCIe), or 0 when this runtime cannot tell that they can: the data
+   * then has to be copied into device memory for a kernel. Valid while {@code buffer} is open.
+   */
+  default long mappedPointer(PinnedBuffer buffer, int device) {
+    return 0;
+  }
+
   /** Page-locks {@code segment} for fast and asynchronous copies until the registration is closed. */
   HostRegistration registerHost(MemorySegment segment);
 

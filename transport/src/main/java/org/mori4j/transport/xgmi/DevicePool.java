@@ -13,11 +13,14 @@ import org.mori4j.transport.TransferOp;
  * event slot from issue to completion, so {@code numEvents} bounds the transfers in flight per device; work is
  * spread round-robin over {@code numStreams} non-blocking streams. Streams and events are created on first use
  * (a backend that only ever copies small blocks on one device creates few). A slot that carries a batch also
- * owns that batch's block table: a pinned host buffer the worker fills and a device buffer it is copied into
- * before the kernel reads it; both stay with the slot (grown when a bigger batch comes) and are reused only
- * after the slot's event has completed, so the copy engine and the kernel never see a table being rewritten.
+ * owns that batch's block table: a pinned host buffer the issuing thread fills, which the kernel reads in place
+ * where the runtime maps it into the device's address space ({@link XgmiSettings#mappedTable}: no upload call in
+ * front of the launch), or else a device buffer it is copied into on the kernel's stream first. Both stay with the
+ * slot (grown when a bigger batch comes) and are rewritten only after the slot's event has completed, so neither
+ * the copy engine nor the kernel ever sees a table being rewritten.
  */
 final class DevicePool implements AutoCloseable {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(DevicePool.class);
   private static final long MIN_TABLE_BYTES = 64 << 10;
   /** Streams, events and table buffers of every pool of the process (tests check it returns to 0). */
   static final java.util.concurrent.atomic.AtomicInteger LIVE = new java.util.concurrent.atomic.AtomicInteger();
@@ -30,7 +33,10 @@ final class DevicePool implements AutoCloseable {
   final TransferOp[] ops;
   final RemoteRegion[] regions;
   private final PinnedBuffer[] hostTables;
+  /** Where the kernel reads each slot's host table in place; 0 where it is copied into {@link #deviceTables} instead. */
+  private final long[] mappedTables;
   private final DeviceBuffer[] deviceTables;
+  private final boolean mapTables;
   private final int[] free;
   private int freeCount;
   /** Busy slots, in no particular order (swap-removed). */
@@ -38,9 +44,11 @@ final class DevicePool implements AutoCloseable {
   int busyCount;
   private int nextStream;
 
-  DevicePool(GpuRuntime gpu, int device, int numStreams, int numEvents) {
+  DevicePool(GpuRuntime gpu, int device, int numStreams, int numEvents, boolean mapTables) {
     this.gpu = gpu;
     this.device = device;
+    this.mapTables = mapTables;
+    this.mappedTables = new long[numEvents];
     this.streams = new GpuStream[numStreams];
     this.events = new GpuEvent[numEvents];
     this.ops = new TransferOp[numEvents];
@@ -130,19 +138,45 @@ final class DevicePool implements AutoCloseable {
       closeTables(slot);
       hostTables[slot] = h = gpu.allocPinned(size);
       LIVE.incrementAndGet();
-      deviceTables[slot] = gpu.allocDevice(device, size);
-      LIVE.incrementAndGet();
+      long mapped = mapTables ? mapped(h) : 0;
+      if (mapped == 0) {
+        deviceTables[slot] = gpu.allocDevice(device, size);
+        LIVE.incrementAndGet();
+      }
+      mappedTables[slot] = mapped;
     }
     return h.segment();
   }
 
-  /** Copies the first {@code bytes} of the slot's host table to its device table on {@code stream}; returns the device address. */
-  long uploadTable(int slot, long bytes, GpuStream stream) {
+  /** Where the device's kernels read {@code h} in place, or 0 when the runtime cannot say (the table is copied then). */
+  private long mapped(PinnedBuffer h) {
+    try {
+      return gpu.mappedPointer(h, device);
+    } catch (RuntimeException e) {
+      // a driver that refuses is not an error of the transfer: the table takes the copy, as before there was a choice
+      log.debug("device {}: pinned block table not mapped, copying it instead: {}", device, e.getMessage());
+      return 0;
+    }
+  }
+
+  /** Whether slot {@code slot}'s table is read in place by the kernel (no upload). */
+  boolean tableMapped(int slot) {
+    return mappedTables[slot] != 0;
+  }
+
+  /**
+   * The device address the kernel reads slot {@code slot}'s table at: the mapped host table itself, or its device copy,
+   * which this call then enqueues on {@code stream} (the first {@code bytes}) before the launch that follows.
+   */
+  long kernelTable(int slot, long bytes, GpuStream stream) {
+    long mapped = mappedTables[slot];
+    if (mapped != 0) return mapped;
     gpu.copyHostToDeviceAsync(deviceTables[slot].address(), hostTables[slot].segment(), bytes, stream);
     return deviceTables[slot].address();
   }
 
   private void closeTables(int slot) {
+    mappedTables[slot] = 0;
     RuntimeException failed = quietly(hostTables[slot], null);
     hostTables[slot] = null;
     failed = quietly(deviceTables[slot], failed);
@@ -178,6 +212,7 @@ final class DevicePool implements AutoCloseable {
     for (int i = 0; i < events.length; i++) {
       first = quietly(events[i], first);
       events[i] = null;
+      mappedTables[i] = 0;
       first = quietly(hostTables[i], first);
       hostTables[i] = null;
       first = quietly(deviceTables[i], first);

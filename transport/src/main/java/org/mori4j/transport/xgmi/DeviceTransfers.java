@@ -116,7 +116,7 @@ final class DeviceTransfers implements AutoCloseable {
         op.copyBlocks(write ? 0 : 1, table, 0);
         op.copyBlocks(write ? 1 : 0, table, 8L * n);
         if (!sameSize) op.copyBlocks(2, table, 16L * n);
-        kernel.launch(stream, pool.uploadTable(slot, bytes, stream), n, write ? localBase : remoteBase, write ? remoteBase : localBase,
+        kernel.launch(stream, pool.kernelTable(slot, bytes, stream), n, write ? localBase : remoteBase, write ? remoteBase : localBase,
             sameSize ? maxBlock : 0, maxBlock);
         listener.kernelLaunched();
       }
@@ -162,7 +162,7 @@ final class DeviceTransfers implements AutoCloseable {
 
   private DevicePool pool(int device) {
     DevicePool p = pools[device];
-    if (p == null) pools[device] = p = new DevicePool(gpu, device, settings.numStreams(), settings.numEvents());
+    if (p == null) pools[device] = p = new DevicePool(gpu, device, settings.numStreams(), settings.numEvents(), settings.mappedTable());
     return p;
   }
 

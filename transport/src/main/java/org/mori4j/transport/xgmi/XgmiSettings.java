@@ -10,18 +10,29 @@ package org.mori4j.transport.xgmi;
  * @param pollNapNanos   0: while transfers are on the GPU the worker keeps querying their events, yielding the
  *                       core between queries (lowest latency; one core busy while transfers run); more: it naps
  *                       that long between queries instead (Linux sleeps at least ~50 us)
+ * @param mappedTable    true: a batch kernel reads its block table in place from the slot's page-locked buffer (mapped
+ *                       into the device's address space, read over PCIe), so the call that issues a batch makes no
+ *                       upload copy; false, or a runtime that cannot map it: the table is copied into device memory on
+ *                       the kernel's stream first (one {@code cuMemcpyHtoDAsync}, several microseconds of the call)
  */
-public record XgmiSettings(int numStreams, int numEvents, int maxBatchBlocks, long pollNapNanos) {
+public record XgmiSettings(int numStreams, int numEvents, int maxBatchBlocks, long pollNapNanos, boolean mappedTable) {
   /** A batch table of 1M blocks is 24 MiB of pinned memory; TCP's batch limit is the same. */
   public static final int DEFAULT_MAX_BATCH_BLOCKS = 1 << 20;
   /** Poll without napping: a 4 KiB copy takes a few microseconds, shorter than any sleep. */
   public static final long DEFAULT_POLL_NAP_NANOS = 0L;
+  /** The block table is read in place by the kernel where the runtime can map it. */
+  public static final boolean DEFAULT_MAPPED_TABLE = true;
 
   public XgmiSettings {
     if (numStreams < 1) throw new IllegalArgumentException("numStreams must be >= 1: " + numStreams);
     if (numEvents < 1) throw new IllegalArgumentException("numEvents must be >= 1: " + numEvents);
     if (maxBatchBlocks < 1) throw new IllegalArgumentException("maxBatchBlocks must be >= 1: " + maxBatchBlocks);
     if (pollNapNanos < 0) throw new IllegalArgumentException("pollNapNanos must not be negative: " + pollNapNanos);
+  }
+
+  /** With the default {@link #mappedTable}. */
+  public XgmiSettings(int numStreams, int numEvents, int maxBatchBlocks, long pollNapNanos) {
+    this(numStreams, numEvents, maxBatchBlocks, pollNapNanos, DEFAULT_MAPPED_TABLE);
   }
 
   public static XgmiSettings of(int numStreams, int numEvents) {

@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The XGMI backend's one thread of GPU work, driven by the engine's poller actor as a completion source: it
  * takes submitted ops from a lock-free queue, checks each against what the remote region's owner confirmed,
- * issues it (a copy for one block, the gather/scatter kernel after a one-copy table upload for a batch),
+ * issues it (a copy for one block, the gather/scatter kernel reading the slot's block table for a batch),
  * records a pooled event behind it, and on later rounds asks the events of the ops on the GPU
  * ({@code cuEventQuery}, which never blocks) and completes those that are done. Nothing here blocks on the
  * GPU: while ops are on the GPU and nothing else is to do, {@link #awaitWork} keeps polling the events on this
@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A submitting thread may issue a checked batch itself ({@link #issueFromCaller}) when the worker has nothing
  * queued and everything the op needs exists already (confirmed region, open mapping, a free slot with its event and
- * a big enough table, the stream, the loaded kernel): it fills the slot's table, uploads it and launches the kernel,
+ * a big enough table, the stream, the loaded kernel): it fills the slot's table (uploads it, unless the kernel reads it
+ * in place: {@link XgmiSettings#mappedTable}) and launches the kernel,
  * so a batch pays no hand-off and no wake-up of a parked worker in front of its kernel. The worker's state is
  * touched only by whoever holds its turn ({@link #turn}): the worker for each round and each poll of its events, or
  * that one submitting thread for one issue. Neither waits for the other: a submitter that finds the turn taken

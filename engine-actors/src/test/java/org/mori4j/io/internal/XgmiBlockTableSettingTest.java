@@ -1,0 +1,21 @@
+package org.mori4j.io.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import org.junit.jupiter.api.Test;
+
+/** {@code mori4j.xgmi.block-table}: {@code mapped} by default, {@code device} on request, anything else refused by name. */
+class XgmiBlockTableSettingTest {
+  @Test
+  void mappedIsTheDefaultDeviceCopiesAndOtherValuesAreRefusedByName() {
+    assertEquals("mapped", ConfigFactory.load().getString("mori4j.xgmi.block-table"));
+    assertTrue(EngineSettings.load().xgmiMappedTable());
+    assertFalse(EngineSettings.xgmiBlockTable(" Device "));
+    IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> EngineSettings.xgmiBlockTable("pinned"));
+    assertEquals("mori4j.xgmi.block-table must be mapped or device: 'pinned'", bad.getMessage());
+  }
+}
