@@ -1,12 +1,9 @@
 package org.mori4j.cluster;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -40,7 +37,8 @@ import org.mori4j.io.StatusCode;
 /**
  * The actor behind a {@link DescriptorDirectory}. It follows the replicated map and the membership, keeps
  * this member's checked reading of the map in a {@link DirectoryView}, answers lookups from it or from a
- * majority read, tells subscribers what changed, and removes the entries of owners that left. Writes go through {@link DirectoryWrites}' modify functions, which run inside the Replicator against
+ * majority read, tells subscribers what changed, and removes the entries of owners that left. Waiting lookups are kept by {@link DirectoryLookups}, subscriptions by
+ * {@link DirectorySubscribers}. Writes go through {@link DirectoryWrites}' modify functions, which run inside the Replicator against
  * its current value, so the duplicate and ownership checks see the latest local state rather than this
  * actor's possibly older view.
  */
@@ -65,8 +63,6 @@ final class DirectoryActor extends AbstractBehavior<Command> {
 
   private record LookupRead(long id, Replicator.GetResponse<LWWMap<String, DirectoryEntry>> response) implements Command {}
 
-  private record LookupExpired(long id) implements Command {}
-
   private record MembershipChanged(ClusterEvent.MemberEvent event) implements Command {}
 
   private record SweepTick() implements Command {}
@@ -78,8 +74,6 @@ final class DirectoryActor extends AbstractBehavior<Command> {
   private record EngineStopped() implements Command {}
 
   private record Closed(Replicator.UpdateResponse<LWWMap<String, DirectoryEntry>> response) implements Command {}
-
-  private record Pending(String name, ActorRef<StatusReply<MemoryDesc>> replyTo, Duration timeout) {}
 
   private final ActorRef<IoEngineProtocol.Command> engine;
   private final String engineKey;
@@ -94,9 +88,8 @@ final class DirectoryActor extends AbstractBehavior<Command> {
   private final DirectoryView view;
   private boolean sweeping;
   private boolean closing;
-  private long lookupSeq;
-  private final Map<Long, Pending> pending = new HashMap<>();
-  private final Map<ActorRef<DirectoryEvent>, Set<String>> subscribers = new HashMap<>();
+  private final DirectoryLookups lookups;
+  private final DirectorySubscribers subscribers = new DirectorySubscribers();
 
   private DirectoryActor(ActorContext<Command> ctx, TimerScheduler<Command> timers,
                          ReplicatorMessageAdapter<Command, LWWMap<String, DirectoryEntry>> replicator,
@@ -111,6 +104,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
     this.cluster = Cluster.get(ctx.getSystem());
     ctx.setLoggerName(DirectoryActor.class);
     this.view = new DirectoryView(settings, self.uniqueAddress(), engineKey, ctx.getLog());
+    this.lookups = new DirectoryLookups(timers);
     replicator.subscribe(DescriptorDirectory.KEY, DataChanged::new);
     ActorRef<ClusterEvent.MemberEvent> members = ctx.messageAdapter(ClusterEvent.MemberEvent.class, MembershipChanged::new);
     cluster.subscriptions().tell(org.apache.pekko.cluster.typed.Subscribe.create(members, ClusterEvent.MemberEvent.class));
@@ -145,9 +139,8 @@ final class DirectoryActor extends AbstractBehavior<Command> {
         })
         .onMessage(DescriptorDirectory.Lookup.class, this::onLookup)
         .onMessage(LookupRead.class, this::onLookupRead)
-        .onMessage(LookupExpired.class, m -> {
-          Pending p = pending.remove(m.id());
-          if (p != null) p.replyTo().tell(StatusReply.error(notFound(p)));
+        .onMessage(DirectoryLookups.Expired.class, m -> {
+          lookups.expire(m);
           return this;
         })
         .onMessage(DescriptorDirectory.GetEntries.class, m -> {
@@ -158,7 +151,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
         })
         .onMessage(DescriptorDirectory.Subscribe.class, this::onSubscribe)
         .onMessage(DescriptorDirectory.Unsubscribe.class, m -> {
-          if (subscribers.remove(m.subscriber()) != null) getContext().unwatch(m.subscriber());
+          if (subscribers.remove(m.subscriber())) getContext().unwatch(m.subscriber());
           return this;
         })
         .onMessage(SubscriberGone.class, m -> {
@@ -311,9 +304,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
           + "' was refused: " + bad)));
       return this;
     }
-    long id = ++lookupSeq;
-    pending.put(id, new Pending(m.name(), m.replyTo(), timeout));
-    if (!timeout.isZero()) timers.startSingleTimer(new LookupExpired(id), new LookupExpired(id), timeout);
+    long id = lookups.await(m.name(), m.replyTo(), timeout);
     // not in this replica yet: a majority read finds what a majority write has stored, then the wait covers the rest
     replicator.askGet(r -> new Replicator.Get<>(DescriptorDirectory.KEY, new Replicator.ReadMajority(settings.readTimeout()), r),
         rsp -> new LookupRead(id, rsp));
@@ -321,7 +312,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onLookupRead(LookupRead m) {
-    Pending p = pending.get(m.id());
+    DirectoryLookups.Pending p = lookups.get(m.id());
     if (p == null) return this;
     if (m.response() instanceof Replicator.GetSuccess<LWWMap<String, DirectoryEntry>> s) {
       Object v = s.dataValue().getEntries().get(p.name());
@@ -329,30 +320,18 @@ final class DirectoryActor extends AbstractBehavior<Command> {
         try {
           Checked c = e.check(p.name(), settings);
           if (!view.isGone(c.owner(), members())) {
-            finish(m.id(), StatusReply.success(c.desc()));
+            lookups.finish(m.id(), StatusReply.success(c.desc()));
             return this;
           }
         } catch (IllegalArgumentException bad) {
-          finish(m.id(), StatusReply.error(new IoEngineException(StatusCode.ERR_INVALID_ARGS, "the entry under name '" + p.name()
+          lookups.finish(m.id(), StatusReply.error(new IoEngineException(StatusCode.ERR_INVALID_ARGS, "the entry under name '" + p.name()
               + "' was refused: " + bad.getMessage())));
           return this;
         }
       }
     }
-    if (p.timeout().isZero()) finish(m.id(), StatusReply.error(notFound(p)));
+    if (p.timeout().isZero()) lookups.finish(m.id(), StatusReply.error(DirectoryLookups.notFound(p)));
     return this;
-  }
-
-  private void finish(long id, StatusReply<MemoryDesc> reply) {
-    Pending p = pending.remove(id);
-    if (p == null) return;
-    timers.cancel(new LookupExpired(id));
-    p.replyTo().tell(reply);
-  }
-
-  private IoEngineException notFound(Pending p) {
-    return new IoEngineException(StatusCode.ERR_NOT_FOUND, "no memory is published under name '" + p.name() + "' in the cluster directory"
-        + (p.timeout().isZero() ? "" : " (waited " + p.timeout().toMillis() + " ms for it to appear)"));
   }
 
   // ---- the replicated data, membership, subscribers ----
@@ -381,9 +360,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
   /** Reads {@link #data} again, tells subscribers the difference and answers waiting lookups. */
   private void refresh() {
     for (DirectoryEvent e : view.update(data, members(), unreachable())) emit(e);
-    List<Long> done = new ArrayList<>();
-    for (Map.Entry<Long, Pending> p : pending.entrySet()) if (view.get(p.getValue().name()) != null) done.add(p.getKey());
-    for (Long id : done) finish(id, StatusReply.success(view.get(pending.get(id).name()).desc()));
+    lookups.answerFrom(view);
   }
 
   private Set<UniqueAddress> unreachable() {
@@ -400,13 +377,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
   }
 
   private void emit(DirectoryEvent e) {
-    for (Map.Entry<ActorRef<DirectoryEvent>, Set<String>> s : subscribers.entrySet())
-      for (String prefix : s.getValue()) {
-        if (e.name().startsWith(prefix)) {
-          s.getKey().tell(e);
-          break;
-        }
-      }
+    subscribers.emit(e);
   }
 
   private Behavior<Command> onSubscribe(DescriptorDirectory.Subscribe m) {
@@ -417,13 +388,8 @@ final class DirectoryActor extends AbstractBehavior<Command> {
       getContext().getLog().warn("directory of engine '{}' ignores a subscription of {}: {}", engineKey, m.subscriber(), e.getMessage());
       return this;
     }
-    Set<String> prefixes = subscribers.get(m.subscriber());
-    if (prefixes == null) {
-      prefixes = new LinkedHashSet<>();
-      subscribers.put(m.subscriber(), prefixes);
-      getContext().watchWith(m.subscriber(), new SubscriberGone(m.subscriber()));
-    }
-    if (prefixes.add(m.prefix())) for (Checked c : view.under(m.prefix())) m.subscriber().tell(DirectoryView.published(c));
+    if (subscribers.isNew(m.subscriber())) getContext().watchWith(m.subscriber(), new SubscriberGone(m.subscriber()));
+    if (subscribers.add(m.subscriber(), m.prefix())) for (Checked c : view.under(m.prefix())) m.subscriber().tell(DirectoryView.published(c));
     return this;
   }
 
@@ -446,10 +412,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
 
   private Behavior<Command> onEngineStopped(EngineStopped m) {
     closing = true;
-    for (Pending p : List.copyOf(pending.values()))
-      p.replyTo().tell(StatusReply.error(new IoEngineException(StatusCode.ERR_BAD_STATE, "engine '" + engineKey + "' was closed; lookup of '"
-          + p.name() + "' abandoned")));
-    pending.clear();
+    lookups.abandonAll(name -> new IoEngineException(StatusCode.ERR_BAD_STATE, "engine '" + engineKey + "' was closed; lookup of '" + name + "' abandoned"));
     getContext().getLog().info("directory of engine '{}': the engine stopped; unpublishing its names", engineKey);
     replicator.askUpdate(r -> new Replicator.Update<>(DescriptorDirectory.KEY, LWWMap.create(), settings.writeConsistencyLevel(), r,
         map -> DirectoryWrites.removeAllOf(map, self, engineKey)), Closed::new);
