@@ -11,10 +11,10 @@ import org.mori4j.natives.gpu.KernelArgs;
 
 /**
  * The batch-kernel variants {@link GatherKernelProbe} times beside the backend's own kernel, each selectable by
- * name so that a run on the real link (2x H200) compares them there: the first kernel (a CTA per block, one load in
- * flight per thread), and "flat" kernels that number every (block, piece) pair of the batch and let a grid sized by
- * the occupancy calculator stride over them, with the threads per piece, the loads in flight per thread, the CTA
- * size and streaming (evict-first) accesses as parameters. Every variant takes the backend's table (source offsets,
+ * name so that a run on the real link (2x H200) compares them there: the previous backend kernel (a group per
+ * block on a two-dimensional grid), the first kernel (a CTA per block, one load in flight per thread), and the
+ * backend's kernel text ({@link GatherKernel#source}) with one parameter changed: loads in flight per thread, CTA
+ * size, threads per work item, streaming accesses. Every variant takes the backend's table (source offsets,
  * destination offsets, sizes when they differ) and moves 16-byte aligned blocks; the probe checks their bytes.
  */
 final class GatherVariants {
@@ -36,26 +36,26 @@ final class GatherVariants {
   /** The variants by name, in the order the probe prints them; {@code backend} is the production kernel. */
   static Map<String, String> catalogue() {
     Map<String, String> m = new LinkedHashMap<>();
-    m.put("backend", "GatherKernel as the backend launches it (its source and grid)");
+    m.put("backend", "GatherKernel as the backend launches it: 4 KiB work items (32 threads x 8 loads in flight), 256-thread CTAs, occupancy grid");
+    m.put("2d", "the previous backend kernel (to 37adaa5): a group of 32 per block, grid x over blocks (16 CTAs/SM cap), y over 4 KiB pieces");
     m.put("first", "the first kernel: a CTA of 256 per block, one 16-byte load in flight per thread");
-    m.put("flat", "flat (block, piece) work items, 32 threads x 8 loads in flight = 4 KiB pieces, 256-thread CTAs, occupancy grid");
-    m.put("flat-u4", "flat, 4 loads in flight per thread (2 KiB pieces)");
-    m.put("flat-u16", "flat, 16 loads in flight per thread (8 KiB pieces)");
-    m.put("flat-t512", "flat, 512-thread CTAs");
-    m.put("flat-cs", "flat, streaming loads and stores (ld.global.nc / st.global.cs on CUDA, nontemporal on HIP)");
-    m.put("cta", "a whole 256-thread CTA per piece, 4 loads in flight per thread (16 KiB pieces), occupancy grid");
+    m.put("u4", "backend's kernel with 4 loads in flight per thread (2 KiB items)");
+    m.put("u16", "backend's kernel with 16 loads in flight per thread (8 KiB items)");
+    m.put("t512", "backend's kernel in 512-thread CTAs");
+    m.put("cs", "backend's kernel with streaming accesses (ld.global.nc.L1::no_allocate / st.global.cs on CUDA, nontemporal on HIP)");
+    m.put("cta", "backend's kernel with a whole 256-thread CTA per item, 4 loads in flight per thread (16 KiB items)");
     return m;
   }
 
   static Variant open(String name, GpuRuntime gpu, int device) {
     return switch (name) {
       case "backend" -> new Backend(gpu, device);
+      case "2d" -> new TwoD(gpu, device);
       case "first" -> new First(gpu, device);
-      case "flat" -> new Flat(gpu, device, name, 32, 8, 256, false);
-      case "flat-u4" -> new Flat(gpu, device, name, 32, 4, 256, false);
-      case "flat-u16" -> new Flat(gpu, device, name, 32, 16, 256, false);
-      case "flat-t512" -> new Flat(gpu, device, name, 32, 8, 512, false);
-      case "flat-cs" -> new Flat(gpu, device, name, 32, 8, 256, true);
+      case "u4" -> new Flat(gpu, device, name, 32, 4, 256, false);
+      case "u16" -> new Flat(gpu, device, name, 32, 16, 256, false);
+      case "t512" -> new Flat(gpu, device, name, 32, 8, 512, false);
+      case "cs" -> new Flat(gpu, device, name, 32, 8, 256, true);
       case "cta" -> new Flat(gpu, device, name, 256, 4, 256, false);
       default -> throw new IllegalArgumentException("variant: unknown name '" + name + "' (known: " + String.join(",", catalogue().keySet()) + ")");
     };
@@ -64,18 +64,21 @@ final class GatherVariants {
   /** The backend's kernel with the backend's geometry, through {@link GatherKernel#launch}. */
   private static final class Backend implements Variant {
     private final GatherKernel kernel;
-    private final int sms;
+    private final int resident;
 
     Backend(GpuRuntime gpu, int device) {
       this.kernel = new GatherKernel(gpu);
-      this.sms = gpu.multiprocessorCount(device);
+      try (GpuModule m = gpu.loadModule(device, GatherKernel.image(gpu, device))) {
+        this.resident = Math.max(1, gpu.maxActiveBlocksPerMultiprocessor(m.function(GatherKernel.NAME), GatherKernel.THREADS, 0))
+            * gpu.multiprocessorCount(device);
+      }
     }
 
     @Override public String name() { return "backend"; }
 
     @Override public String geometry(int n, long blockSize) {
-      Dim3 g = GatherKernel.grid(sms, n, blockSize);
-      return g.x() + "x" + g.y() + "x" + GatherKernel.THREADS;
+      Dim3 g = GatherKernel.grid(resident, n, blockSize);
+      return g.x() + "x" + g.y() + "x" + GatherKernel.THREADS + " (" + GatherKernel.pieces(blockSize) + " items/block, " + resident + " resident)";
     }
 
     @Override public void launch(GpuStream stream, long table, int n, long srcBase, long dstBase, long blockSize) {
@@ -83,6 +86,92 @@ final class GatherVariants {
     }
 
     @Override public void close() { kernel.close(); }
+  }
+
+  /** The previous backend kernel (d05ded7 to 37adaa5), for comparison on the link. */
+  static final String TWO_D_SOURCE = """
+      typedef unsigned long long u64;
+      // 16 bytes moved by one 128-bit load and store (no header needed, unlike uint4 from vector_types.h)
+      struct __align__(16) v16 { u64 lo, hi; };
+      #define GROUP 32
+      #define UNROLL 8
+      extern "C" __global__ void __launch_bounds__(256) probe_2d(const u64* __restrict__ table, unsigned int n,
+                                                                        u64 srcBase, u64 dstBase, u64 sameSize) {
+        const unsigned lane = threadIdx.x % GROUP;
+        const unsigned groupsPerCta = blockDim.x / GROUP;
+        const u64 groups = (u64) gridDim.x * groupsPerCta;
+        const u64 step = (u64) GROUP * UNROLL;          // vectors a group moves per step
+        const u64 pieceStride = (u64) gridDim.y * step; // grid y splits a block into pieces of one step
+        for (u64 i = (u64) blockIdx.x * groupsPerCta + threadIdx.x / GROUP; i < n; i += groups) {
+          // every thread of the group reads the same entries: one broadcast load each
+          const unsigned char* s = (const unsigned char*) (srcBase + table[i]);
+          unsigned char* d = (unsigned char*) (dstBase + table[(u64) n + i]);
+          const u64 len = sameSize != 0 ? sameSize : table[2ull * n + i];
+          const u64 mis = (u64) s & 15;
+          if (mis == ((u64) d & 15)) {
+            u64 head = mis == 0 ? 0 : 16 - mis;
+            if (head > len) head = len;
+            if (blockIdx.y == 0 && lane < head) d[lane] = s[lane];
+            const u64 body = (len - head) >> 4;
+            const v16* s4 = (const v16*) (s + head);
+            v16* d4 = (v16*) (d + head);
+            for (u64 base = (u64) blockIdx.y * step + lane; base < body; base += pieceStride) {
+              v16 r[UNROLL];
+              // all loads first, so UNROLL of them are in flight before the first store waits on one
+              #pragma unroll
+              for (int j = 0; j < UNROLL; j++) {
+                const u64 k = base + (u64) j * GROUP;
+                if (k < body) r[j] = s4[k];
+              }
+              #pragma unroll
+              for (int j = 0; j < UNROLL; j++) {
+                const u64 k = base + (u64) j * GROUP;
+                if (k < body) d4[k] = r[j];
+              }
+            }
+            const u64 tail = head + (body << 4);
+            if (blockIdx.y == 0 && lane < len - tail) d[tail + lane] = s[tail + lane];
+          } else {
+            for (u64 k = (u64) blockIdx.y * GROUP + lane; k < len; k += (u64) gridDim.y * GROUP) d[k] = s[k];
+          }
+        }
+      }
+      """;
+
+  private static final class TwoD implements Variant {
+    private final GpuRuntime gpu;
+    private final GpuModule module;
+    private final GpuFunction fn;
+    private final int sms;
+
+    TwoD(GpuRuntime gpu, int device) {
+      this.gpu = gpu;
+      this.module = gpu.loadModule(device, gpu.compile(device, TWO_D_SOURCE, "probe_2d.cu"));
+      this.fn = module.function("probe_2d");
+      this.sms = gpu.multiprocessorCount(device);
+    }
+
+    @Override public String name() { return "2d"; }
+
+    /** Its grid: x a group per block up to 16 CTAs per SM, y 4 KiB pieces of the largest block while there is room. */
+    private Dim3 grid(int n, long maxBlock) {
+      long ctas = (long) Math.max(1, sms) * 16;
+      int x = (int) Math.max(1, Math.min((n + 7L) / 8, ctas));
+      long pieces = Math.max(1, (maxBlock + 4095) / 4096);
+      int y = (int) Math.max(1, Math.min(Math.min(pieces, Math.max(1, ctas / x)), 65535));
+      return new Dim3(x, y, 1);
+    }
+
+    @Override public String geometry(int n, long blockSize) {
+      Dim3 g = grid(n, blockSize);
+      return g.x() + "x" + g.y() + "x256";
+    }
+
+    @Override public void launch(GpuStream stream, long table, int n, long srcBase, long dstBase, long blockSize) {
+      gpu.launch(fn, grid(n, blockSize), Dim3.of(256), 0, stream, KernelArgs.of().pointer(table).i32(n).pointer(srcBase).pointer(dstBase).i64(blockSize));
+    }
+
+    @Override public void close() { module.close(); }
   }
 
   /** The first kernel's vector loop (a CTA per block, one 16-byte load per thread per step). */
@@ -137,97 +226,9 @@ final class GatherVariants {
     @Override public void close() { module.close(); }
   }
 
-  /**
-   * The flat kernel: work item {@code w} is piece {@code w % pieces} of block {@code w / pieces}, a piece being
-   * {@code GROUP x UNROLL} 16-byte vectors; the groups of the grid stride over the items, so every shape (few big
-   * blocks, many small ones) splits into equal pieces over the whole GPU and no group is left idle by a block count
-   * that does not divide. A group reloads the table only when its next item is in another block. Head and tail bytes
-   * (blocks not a multiple of 16 or not 16-aligned) go with piece 0; a block whose source and destination differ
-   * in alignment modulo 16 moves byte by byte, a piece's worth of bytes per item.
-   */
+  /** The backend's kernel text with other parameters (see {@link GatherKernel#source}). */
   static String flatSource(int group, int unroll, int threads, boolean streaming) {
-    return """
-        typedef unsigned long long u64;
-        struct __align__(16) v16 { u64 lo, hi; };
-        #define GROUP %d
-        #define UNROLL %d
-        #define STREAMING %d
-        __device__ __forceinline__ v16 ld16(const v16* p) {
-        #if STREAMING && defined(__CUDACC__) && !defined(__HIP__)
-          v16 r;
-          asm("{ .reg .u64 g; cvta.to.global.u64 g, %%2; ld.global.nc.L1::no_allocate.v2.u64 {%%0, %%1}, [g]; }" : "=l"(r.lo), "=l"(r.hi) : "l"(p));
-          return r;
-        #elif STREAMING && defined(__HIP__)
-          v16 r;
-          r.lo = __builtin_nontemporal_load(&p->lo);
-          r.hi = __builtin_nontemporal_load(&p->hi);
-          return r;
-        #else
-          return *p;
-        #endif
-        }
-        __device__ __forceinline__ void st16(v16* p, v16 v) {
-        #if STREAMING && defined(__CUDACC__) && !defined(__HIP__)
-          asm volatile("{ .reg .u64 g; cvta.to.global.u64 g, %%0; st.global.cs.v2.u64 [g], {%%1, %%2}; }" :: "l"(p), "l"(v.lo), "l"(v.hi) : "memory");
-        #elif STREAMING && defined(__HIP__)
-          __builtin_nontemporal_store(v.lo, &p->lo);
-          __builtin_nontemporal_store(v.hi, &p->hi);
-        #else
-          *p = v;
-        #endif
-        }
-        extern "C" __global__ void __launch_bounds__(%d) probe_flat(const u64* __restrict__ table, unsigned int n, u64 srcBase,
-                                                                     u64 dstBase, u64 sameSize, u64 pieces) {
-          const unsigned lane = threadIdx.x %% GROUP;
-          const u64 groupsPerCta = blockDim.x / GROUP;
-          const u64 groups = (u64) gridDim.x * groupsPerCta;
-          const u64 step = (u64) GROUP * UNROLL;
-          const u64 items = (u64) n * pieces;
-          u64 cur = ~0ull, len = 0, head = 0, body = 0;
-          const unsigned char* s = 0;
-          unsigned char* d = 0;
-          bool vec = true;
-          for (u64 w = (u64) blockIdx.x * groupsPerCta + threadIdx.x / GROUP; w < items; w += groups) {
-            const u64 i = w / pieces, p = w - i * pieces;
-            if (i != cur) {
-              cur = i;
-              s = (const unsigned char*) (srcBase + table[i]);
-              d = (unsigned char*) (dstBase + table[(u64) n + i]);
-              len = sameSize != 0 ? sameSize : table[2ull * n + i];
-              const u64 mis = (u64) s & 15;
-              vec = mis == ((u64) d & 15);
-              head = mis == 0 ? 0 : 16 - mis;
-              if (head > len) head = len;
-              body = (len - head) >> 4;
-            }
-            if (vec) {
-              if (p == 0) {
-                if (lane < head) d[lane] = s[lane];
-                const u64 tail = head + (body << 4);
-                if (lane < len - tail) d[tail + lane] = s[tail + lane];
-              }
-              const v16* s4 = (const v16*) (s + head);
-              v16* d4 = (v16*) (d + head);
-              const u64 base = p * step + lane;
-              if (base >= body) continue;
-              v16 r[UNROLL];
-              #pragma unroll
-              for (int j = 0; j < UNROLL; j++) {
-                const u64 k = base + (u64) j * GROUP;
-                if (k < body) r[j] = ld16(s4 + k);
-              }
-              #pragma unroll
-              for (int j = 0; j < UNROLL; j++) {
-                const u64 k = base + (u64) j * GROUP;
-                if (k < body) st16(d4 + k, r[j]);
-              }
-            } else {
-              const u64 end = (p + 1) * step * 16 < len ? (p + 1) * step * 16 : len;
-              for (u64 k = p * step * 16 + lane; k < end; k += GROUP) d[k] = s[k];
-            }
-          }
-        }
-        """.formatted(group, unroll, streaming ? 1 : 0, threads);
+    return GatherKernel.source(group, unroll, threads, streaming);
   }
 
   private static final class Flat implements Variant {
@@ -244,7 +245,7 @@ final class GatherVariants {
       this.unroll = unroll;
       this.threads = threads;
       this.module = gpu.loadModule(device, gpu.compile(device, flatSource(group, unroll, threads, streaming), "probe_" + name + ".cu"));
-      this.fn = module.function("probe_flat");
+      this.fn = module.function(GatherKernel.NAME);
       int perSm = gpu.maxActiveBlocksPerMultiprocessor(fn, threads, 0);
       this.resident = Math.max(1, perSm) * gpu.multiprocessorCount(device);
     }
@@ -263,7 +264,7 @@ final class GatherVariants {
     }
 
     @Override public String geometry(int n, long blockSize) {
-      return ctas(n, blockSize) + "x1x" + threads + " (" + pieces(blockSize) + " pieces/block, " + resident + " resident)";
+      return ctas(n, blockSize) + "x1x" + threads + " (" + pieces(blockSize) + " items/block, " + resident + " resident)";
     }
 
     @Override public void launch(GpuStream stream, long table, int n, long srcBase, long dstBase, long blockSize) {

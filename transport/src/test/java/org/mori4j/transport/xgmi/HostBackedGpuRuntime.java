@@ -398,9 +398,9 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
       return;
     }
     if (!function.name().equals(GatherKernel.NAME)) throw fail("cuLaunchKernel", "unknown kernel " + function.name());
-    if (args.count() != 5) throw fail("cuLaunchKernel", "the gather kernel takes 5 arguments, got " + args.count());
+    if (args.count() != 6) throw fail("cuLaunchKernel", "the gather kernel takes 6 arguments, got " + args.count());
     if (grid.x() < 1 || grid.y() > 65535 || block.x() != GatherKernel.THREADS) throw fail("cuLaunchKernel", "bad launch shape " + grid + " " + block);
-    long table, srcBase, dstBase, sameSize;
+    long table, srcBase, dstBase, sameSize, pieces;
     int n;
     try (Arena a = Arena.ofConfined()) {
       MemorySegment p = args.toNative(a);
@@ -409,13 +409,19 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
       srcBase = p.getAtIndex(ValueLayout.ADDRESS, 2).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
       dstBase = p.getAtIndex(ValueLayout.ADDRESS, 3).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
       sameSize = p.getAtIndex(ValueLayout.ADDRESS, 4).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
+      pieces = p.getAtIndex(ValueLayout.ADDRESS, 5).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
     }
     if (stream.device() != function.device()) throw fail("cuLaunchKernel", "stream and kernel on different devices");
+    if (pieces < 1) throw fail("cuLaunchKernel", "the gather kernel needs at least one piece per block, got " + pieces);
     launches.incrementAndGet();
     ((Stream) stream).enqueue(() -> {
       MemorySegment t = at(table, (sameSize != 0 ? 16L : 24L) * n);
       for (int i = 0; i < n; i++) {
         long size = sameSize != 0 ? sameSize : t.getAtIndex(ValueLayout.JAVA_LONG, 2L * n + i);
+        // the real kernel moves only pieces x PIECE_BYTES of a block: a larger block would arrive cut short
+        if (size > pieces * GatherKernel.PIECE_BYTES) {
+          throw fail("cuLaunchKernel", "block " + i + " of " + size + " bytes is over " + pieces + " pieces of " + GatherKernel.PIECE_BYTES);
+        }
         move(dstBase + t.getAtIndex(ValueLayout.JAVA_LONG, n + i), srcBase + t.getAtIndex(ValueLayout.JAVA_LONG, i), size);
       }
     });
