@@ -23,6 +23,8 @@ class CloseInFlightTest {
   /** Codes a transfer may end with when the engine or its peer goes away under it. */
   private static final Set<StatusCode> GONE = Set.of(StatusCode.ERR_BAD_STATE, StatusCode.ERR_PEER_LOST, StatusCode.ERR_TRANSPORT);
   private static final long CLOSE_LIMIT_MS = 10_000;
+  /** Well under the 10 s ask timeout a region confirmation to a vanished peer would wait without the closing notice. */
+  private static final long PEER_GONE_LIMIT_MS = 5_000;
 
   private static Map<StatusCode, Integer> tally(List<TransferStatus> all) {
     Map<StatusCode, Integer> m = new EnumMap<>(StatusCode.class);
@@ -149,6 +151,8 @@ class CloseInFlightTest {
       for (int i = 0; i < all.size(); i++)
         assertTrue(all.get(i).await(Duration.ofSeconds(10)), "transfer " + i + " still in progress 10 s after its peer closed");
       long ms = (System.nanoTime() - t0) / 1_000_000;
+      // the closing engine tells its peers, so nothing waits for the 10 s a question to it may take to time out
+      assertTrue(ms < PEER_GONE_LIMIT_MS, "the writes to the closed peer ended only " + ms + " ms after its close() began");
       // a closing engine deregisters its memory before its connections drop: over RDMA a write that meets the revoked
       // region ends ERR_NOT_FOUND naming the deregistration (as over TCP), which is as true an ending as losing the peer
       for (TransferStatus s : all)
@@ -158,6 +162,27 @@ class CloseInFlightTest {
       // new transfers to the closed peer fail too, and fast
       TransferStatus late = p.initiator.write(p.local, 0, p.remote, 0, 4096, 1);
       assertFailsWith(late, "write to a closed peer", StatusCode.ERR_PEER_LOST, StatusCode.ERR_TRANSPORT, StatusCode.ERR_BAD_STATE);
+    }
+  }
+
+  /**
+   * The peer closed before the initiator ever confirmed its memory: the first write's region confirmation would go to an
+   * engine actor that no longer exists (RDMA, XGMI ask the owner) and wait out the ask timeout; the peer's closing
+   * notice makes every write end at once with ERR_PEER_LOST instead.
+   */
+  @Test
+  void writesToAPeerThatClosedBeforeAnyConfirmationFailFast() {
+    try (EnginePair p = new EnginePair(1 * MiB)) {
+      p.target.close();
+      long t0 = System.nanoTime();
+      List<TransferStatus> all = new ArrayList<>();
+      for (int i = 0; i < 8; i++) all.add(p.initiator.write(p.local, 0, p.remote, 0, 65536, p.initiator.allocateTransferUid()));
+      for (int i = 0; i < all.size(); i++)
+        assertTrue(all.get(i).await(Duration.ofMillis(PEER_GONE_LIMIT_MS)), "write " + i + " to a closed peer still in progress: " + all.get(i));
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertTrue(ms < PEER_GONE_LIMIT_MS, "writes to a closed peer ended only after " + ms + " ms");
+      for (TransferStatus s : all) assertFailsWith(s, "write to a peer that closed", StatusCode.ERR_PEER_LOST);
+      System.out.println("peer closed before any confirmation: 8 writes ended after " + ms + " ms, outcomes " + tally(all));
     }
   }
 }

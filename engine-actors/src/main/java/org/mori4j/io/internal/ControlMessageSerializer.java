@@ -19,7 +19,7 @@ import org.mori4j.io.MemoryDesc;
 public final class ControlMessageSerializer extends ResolvingSerializer {
   private static final String ENGINE_DESC = "E", MEMORY_DESC = "M", GET_DESC = "G", LOOKUP = "L", LOOKUP_REPLY = "R",
       HANDSHAKE = "H", HANDSHAKE_REPLY = "h", XGMI_CONFIRM = "XC", XGMI_CONFIRM_REPLY = "Xc", XGMI_REVOKE = "XR", XGMI_REVOKED = "Xr",
-      XGMI_IMPORTER_CLOSED = "XI";
+      XGMI_IMPORTER_CLOSED = "XI", PEER_CLOSING = "C";
 
 
   public ControlMessageSerializer(ExtendedActorSystem system) {
@@ -46,6 +46,7 @@ public final class ControlMessageSerializer extends ResolvingSerializer {
       case XgmiMessages.Revoke r -> XGMI_REVOKE;
       case XgmiMessages.Revoked r -> XGMI_REVOKED;
       case XgmiMessages.ImporterClosed c -> XGMI_IMPORTER_CLOSED;
+      case EngineMessages.PeerClosing c -> PEER_CLOSING;
       default -> throw new IllegalArgumentException("cannot serialize " + o.getClass().getName());
     };
   }
@@ -71,6 +72,7 @@ public final class ControlMessageSerializer extends ResolvingSerializer {
       case XgmiMessages.Revoke r -> w.string(r.ownerKey()).i64(r.regionId()).string(ref(r.replyTo()));
       case XgmiMessages.Revoked r -> w.string(r.importerKey()).i64(r.regionId());
       case XgmiMessages.ImporterClosed c -> w.string(c.importerKey());
+      case EngineMessages.PeerClosing c -> w.string(c.engineKey()).i64(c.incarnation());
       default -> throw new IllegalArgumentException("cannot serialize " + o.getClass().getName());
     }
     return w.toBytes();
@@ -159,6 +161,11 @@ public final class ControlMessageSerializer extends ResolvingSerializer {
         yield new XgmiMessages.Revoked(importer, in.getLong());
       }
       case XGMI_IMPORTER_CLOSED -> new XgmiMessages.ImporterClosed(DescriptorCodec.readString(in, "importerKey"));
+      case PEER_CLOSING -> {
+        String key = DescriptorCodec.readString(in, "engineKey");
+        DescriptorCodec.need(in, 8, "incarnation");
+        yield new EngineMessages.PeerClosing(key, in.getLong());
+      }
       default -> throw new NotSerializableException("unknown manifest '" + manifest + "'");
     };
     DescriptorCodec.expectEnd(in, manifest);

@@ -95,6 +95,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
         .onMessage(EngineMessages.RemoteConnected.class, m -> same(() -> remotes.connected(m)))
         .onMessage(DeregisterRemoteEngine.class, m -> same(() -> remotes.deregister(m)))
         .onMessage(MarkPeerLost.class, m -> same(() -> remotes.markLost(m)))
+        .onMessage(EngineMessages.PeerClosing.class, m -> same(() -> remotes.peerClosing(m)))
         .onMessage(RegisterMemory.class, m -> {
           registrations.register(m);
           return this;
@@ -315,6 +316,7 @@ public final class EngineActor extends AbstractBehavior<Command> {
     }
     closed = true;
     publish();
+    remotes.tellClosing(xgmi.importerRefs(), incarnations.own());
     sessions.forEach((ref, s) -> s.session().invalidate(StatusCode.ERR_BAD_STATE, "engine '" + id.key() + "' is closed"));
     Duration t = settings.askTimeout();
     List<Routes.Backend> toStop = List.copyOf(backends.values());

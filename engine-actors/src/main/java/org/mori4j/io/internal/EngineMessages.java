@@ -52,4 +52,12 @@ public final class EngineMessages {
   record BackendRemoved(BackendType type, ActorRef<StatusReply<Done>> replyTo) implements IoEngineProtocol.Internal {}
 
   public record Shutdown(ActorRef<Done> replyTo) implements IoEngineProtocol.Internal {}
+
+  /**
+   * Engine to engine: the sender (of incarnation {@code incarnation}) is closing; sent when its close begins, to the
+   * engines it registered and those that confirmed its memory. The receiver declares it lost at once, so that what
+   * waits on it (a region confirmation the closed engine will never answer, work on the wire) ends with
+   * ERR_PEER_LOST now instead of after a timeout.
+   */
+  public record PeerClosing(String engineKey, long incarnation) implements IoEngineProtocol.Internal, ControlMessage {}
 }

@@ -244,24 +244,61 @@ final class RemoteEngines {
       return;
     }
     String reason = m.reason() == null || m.reason().isBlank() ? "no reason given" : m.reason();
+    declareLost(key, m.incarnation(), reason, false);
+    m.replyTo().tell(StatusReply.success(Done.getInstance()));
+  }
+
+  /**
+   * Drops {@code key} as lost (see {@link #markLost}) unless a successor of incarnation {@code incarnation} (0: any)
+   * is registered; {@code told}: the engine said so itself while closing (logged as news, not as a failure).
+   */
+  private void declareLost(String key, long incarnation, String reason, boolean told) {
     Routes.Peer current = peers.get(key);
-    if (m.incarnation() != 0 && current != null && current.desc().incarnation() != m.incarnation()) {
+    if (incarnation != 0 && current != null && current.desc().incarnation() != incarnation) {
       // the loss of an old incarnation noticed after its successor was registered: the successor stays
       ctx.getLog().info("engine '{}' keeps engine '{}' (incarnation {}): the loss of incarnation {} came after it ({})", engineKey, key,
-          EngineDesc.incarnationText(current.desc().incarnation()), EngineDesc.incarnationText(m.incarnation()), reason);
-      m.replyTo().tell(StatusReply.success(Done.getInstance()));
+          EngineDesc.incarnationText(current.desc().incarnation()), EngineDesc.incarnationText(incarnation), reason);
       return;
     }
     boolean wasRegistered = peers.remove(key) != null;
     lost.remove(key); // the newest loss goes to the young end of the bounded map
     lost.put(key, reason);
     publish.run();
-    ctx.getLog().warn("engine '{}' declares engine '{}' lost{}: {}", engineKey, key, wasRegistered ? "" : " (it was not registered)", reason);
+    if (told) ctx.getLog().info("engine '{}': {}; its transfers and sessions here end with ERR_PEER_LOST", engineKey, reason);
+    else ctx.getLog().warn("engine '{}' declares engine '{}' lost{}: {}", engineKey, key, wasRegistered ? "" : " (it was not registered)", reason);
     String message = "engine '" + key + "' was lost: " + reason;
     xgmi.forgetImporter(key);
     sessions.invalidate(s -> s.peerKey().equals(key), StatusCode.ERR_PEER_LOST, message);
     for (Routes.Backend b : backends.values()) b.actor().tell(new BackendActor.Disconnect(key, TransportError.PEER_LOST, message));
-    m.replyTo().tell(StatusReply.success(Done.getInstance()));
+  }
+
+  /**
+   * On close (before any backend stops): tells every registered engine and {@code others} (key to engine actor: the
+   * engines that confirmed this one's memory) that this engine is closing. Without it, an engine whose confirmation
+   * of a region reaches this one after its actor stopped waits the whole ask timeout for an answer that never comes,
+   * and so do the transfers behind it: there is no remote death watch outside Pekko Cluster.
+   */
+  void tellClosing(Map<String, ActorRef<Command>> others, long incarnation) {
+    Map<String, ActorRef<Command>> to = new HashMap<>(others);
+    ActorRefResolver resolver = ActorRefResolver.get(ctx.getSystem());
+    peers.forEach((key, p) -> {
+      if (to.containsKey(key)) return;
+      try {
+        to.put(key, resolver.resolveActorRef(p.desc().controlPath()));
+      } catch (RuntimeException e) {
+        ctx.getLog().debug("engine '{}': cannot tell engine '{}' that it closes: {}", engineKey, key, e.toString());
+      }
+    });
+    EngineMessages.PeerClosing notice = new EngineMessages.PeerClosing(engineKey, incarnation);
+    to.values().forEach(r -> r.tell(notice));
+  }
+
+  /** Another engine said it is closing: it is lost from now on, as if declared lost, until it registers again. */
+  void peerClosing(EngineMessages.PeerClosing m) {
+    String key = m.engineKey();
+    if (closed.getAsBoolean() || key == null || key.isEmpty() || key.equals(engineKey)) return;
+    if (!peers.containsKey(key) && lost.containsKey(key)) return;
+    declareLost(key, m.incarnation(), "engine '" + key + "' is closing (it said so)", true);
   }
 
   /** Another engine's backend asks this engine's backend of the same type to accept a connection. */

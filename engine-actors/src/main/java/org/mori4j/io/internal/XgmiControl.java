@@ -57,7 +57,14 @@ final class XgmiControl {
   /** What a one-sided backend of {@code type} calls (worker thread) to confirm a region with its owner. */
   RegionConfirmer confirmer(BackendType type) {
     return (peerKey, regionId, accessKey, answer) -> {
-      Routes.Peer p = path.routes().peers().get(peerKey);
+      Routes routes = path.routes();
+      Routes.Peer p = routes.peers().get(peerKey);
+      String lostWhy = p == null ? routes.lost().get(peerKey) : null;
+      if (lostWhy != null) {
+        // lost (or it said it is closing) between the transfer's routing and this question: a loss, not a bad descriptor
+        answer.refused(TransportError.PEER_LOST, "engine '" + peerKey + "' was lost: " + lostWhy);
+        return;
+      }
       if (p == null) {
         answer.refused(TransportError.NOT_FOUND, "engine '" + peerKey + "' is not registered with engine '" + engineKey + "'");
         return;
@@ -152,6 +159,13 @@ final class XgmiControl {
           }));
     });
     return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new));
+  }
+
+  /** The engines that confirmed any of this engine's regions (key to engine actor): told when this engine closes. */
+  Map<String, ActorRef<IoEngineProtocol.Command>> importerRefs() {
+    Map<String, ActorRef<IoEngineProtocol.Command>> all = new HashMap<>();
+    importers.values().forEach(all::putAll);
+    return all;
   }
 
   /** Owner side, on close: every region. */
