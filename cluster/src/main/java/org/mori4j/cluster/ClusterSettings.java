@@ -4,14 +4,9 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigValueFactory;
 import com.typesafe.config.ConfigValueType;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.GeneralSecurityException;
-import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -37,7 +32,6 @@ public final class ClusterSettings {
 
   /** Pekko's rule for ActorSystem names (also the "system" part of every member address). */
   private static final Pattern SYSTEM_NAME = Pattern.compile("[a-zA-Z0-9][a-zA-Z0-9_-]*");
-  private static final Set<String> TLS_PROTOCOLS = Set.of("TLSv1.3", "TLSv1.2");
   private static final Set<String> DOWNING_STRATEGIES = Set.of("keep-majority", "keep-oldest", "static-quorum",
       "keep-referee", "down-all", "lease-majority");
   private static final String ARTERY_SSL = "pekko.remote.artery.ssl.config-ssl-engine.";
@@ -205,96 +199,18 @@ public final class ClusterSettings {
 
   private void validate() {
     if (systemName == null || !SYSTEM_NAME.matcher(systemName).matches())
-      throw bad("system name '" + systemName + "' is not a valid ActorSystem name (letters, digits, '-', '_'; not starting with '-' or '_')");
-    checkHost("host", host);
-    checkPort("port", port, 0);
-    if (!bindHost.isEmpty()) checkHost("bind host", bindHost);
-    if (bindPort != -1) checkPort("bind port", bindPort, 0);
-    for (String s : seedNodes) checkSeed(s);
-    checkPositive("heartbeat interval", heartbeatInterval);
-    checkPositive("acceptable heartbeat pause", acceptableHeartbeatPause);
-    checkPositive("stable-after", stableAfter);
+      throw SettingsChecks.bad("system name '" + systemName + "' is not a valid ActorSystem name (letters, digits, '-', '_'; not starting with '-' or '_')");
+    SettingsChecks.checkHost("host", host);
+    SettingsChecks.checkPort("port", port, 0);
+    if (!bindHost.isEmpty()) SettingsChecks.checkHost("bind host", bindHost);
+    if (bindPort != -1) SettingsChecks.checkPort("bind port", bindPort, 0);
+    for (String s : seedNodes) SettingsChecks.checkSeed(s);
+    SettingsChecks.checkPositive("heartbeat interval", heartbeatInterval);
+    SettingsChecks.checkPositive("acceptable heartbeat pause", acceptableHeartbeatPause);
+    SettingsChecks.checkPositive("stable-after", stableAfter);
     if (!DOWNING_STRATEGIES.contains(downingStrategy))
-      throw bad("downing strategy '" + downingStrategy + "' is not one of " + new java.util.TreeSet<>(DOWNING_STRATEGIES));
-    if (tls.enabled()) validateTls();
-  }
-
-  private void validateTls() {
-    if (!TLS_PROTOCOLS.contains(tls.protocol()))
-      throw bad("tls protocol '" + tls.protocol() + "' is not TLSv1.3 or TLSv1.2");
-    if (tls.enabledAlgorithms().isEmpty()) throw bad("tls enabled-algorithms is empty: no cipher suite to offer");
-    KeyStore keys = open("key-store", tls.keyStore(), tls.keyStorePassword(), "MORI4J_TLS_KEY_STORE");
-    boolean hasKey = false;
-    try {
-      for (String alias : Collections.list(keys.aliases())) {
-        if (!keys.isKeyEntry(alias)) continue;
-        hasKey = true;
-        // the key password is checked here too: a wrong one otherwise surfaces as a failed handshake
-        keys.getKey(alias, tls.keyPassword().toCharArray());
-      }
-    } catch (GeneralSecurityException e) {
-      throw bad("tls key-password does not open the private key in key-store '" + tls.keyStore() + "': " + e.getMessage());
-    }
-    if (!hasKey) throw bad("tls key-store '" + tls.keyStore() + "' holds no private key (a member must present its own certificate)");
-    KeyStore trust = open("trust-store", tls.trustStore(), tls.trustStorePassword(), "MORI4J_TLS_TRUST_STORE");
-    try {
-      if (trust.size() == 0) throw bad("tls trust-store '" + tls.trustStore() + "' is empty: no peer could ever be accepted");
-    } catch (GeneralSecurityException e) {
-      throw bad("tls trust-store '" + tls.trustStore() + "': " + e.getMessage());
-    }
-  }
-
-  private static KeyStore open(String what, String file, String password, String env) {
-    if (file.isBlank()) throw bad("tls is enabled but no " + what + " is set (mori4j.cluster.tls." + what + ", " + env + ")");
-    Path p = Path.of(file);
-    if (!Files.isRegularFile(p) || !Files.isReadable(p)) throw bad("tls " + what + " '" + file + "' is not a readable file");
-    try {
-      // KeyStore.getInstance(File, ...) detects PKCS12 or JKS, the two formats Artery's provider can read
-      return KeyStore.getInstance(p.toFile(), password.toCharArray());
-    } catch (IOException | GeneralSecurityException e) {
-      throw bad("tls " + what + " '" + file + "' does not open with its password: " + e.getMessage());
-    }
-  }
-
-  private static void checkHost(String what, String h) {
-    if (h == null || h.isBlank() || h.chars().anyMatch(Character::isWhitespace) || h.contains("/") || h.contains("@"))
-      throw bad(what + " '" + h + "' is not a host name or IP address");
-  }
-
-  private static void checkPort(String what, int p, int min) {
-    if (p < min || p > 65535) throw bad(what + " " + p + " is out of range " + min + "..65535");
-  }
-
-  private static void checkPositive(String what, Duration d) {
-    if (d == null || d.isNegative() || d.isZero()) throw bad(what + " '" + d + "' must be a positive duration");
-  }
-
-  /** Checks a seed of the form {@code host:port} or {@code [ipv6]:port}; a seed's port must be a real one. */
-  static void checkSeed(String seed) {
-    String why = seedProblem(seed);
-    if (why != null) throw bad("seed '" + seed + "' is not host:port (" + why + "), e.g. 127.0.0.1:25520");
-  }
-
-  private static String seedProblem(String seed) {
-    if (seed == null || seed.isBlank()) return "empty";
-    int colon = seed.lastIndexOf(':');
-    if (colon <= 0 || colon == seed.length() - 1) return "no port";
-    String h = seed.substring(0, colon);
-    if (h.startsWith("[") != h.endsWith("]")) return "unbalanced brackets";
-    if (!h.startsWith("[") && h.indexOf(':') >= 0) return "an IPv6 address needs brackets";
-    if (h.chars().anyMatch(Character::isWhitespace) || h.contains("/") || h.contains("@")) return "bad host '" + h + "'";
-    int p;
-    try {
-      p = Integer.parseInt(seed.substring(colon + 1));
-    } catch (NumberFormatException e) {
-      return "port '" + seed.substring(colon + 1) + "' is not a number";
-    }
-    if (p < 1 || p > 65535) return "port " + p + " out of range 1..65535";
-    return null;
-  }
-
-  private static IllegalArgumentException bad(String message) {
-    return new IllegalArgumentException(message);
+      throw SettingsChecks.bad("downing strategy '" + downingStrategy + "' is not one of " + new java.util.TreeSet<>(DOWNING_STRATEGIES));
+    if (tls.enabled()) SettingsChecks.checkTls(tls);
   }
 
   /**
@@ -358,7 +274,7 @@ public final class ClusterSettings {
       try {
         return Integer.parseInt(v);
       } catch (NumberFormatException e) {
-        throw bad(path + " '" + v + "' is not a port number");
+        throw SettingsChecks.bad(path + " '" + v + "' is not a port number");
       }
     }
 
@@ -378,10 +294,10 @@ public final class ClusterSettings {
     /** Binds another address than the canonical one (behind NAT or in a container); null host keeps the canonical. */
     public Builder bind(String host, int port) { this.bindHost = host == null ? "" : host; this.bindPort = port; return this; }
     /** Adds a seed, {@code host:port}. */
-    public Builder seed(String hostPort) { checkSeed(hostPort); seedNodes.add(hostPort); return this; }
+    public Builder seed(String hostPort) { SettingsChecks.checkSeed(hostPort); seedNodes.add(hostPort); return this; }
     /** Replaces the seeds, each {@code host:port}. */
     public Builder seeds(List<String> hostPorts) {
-      for (String s : Objects.requireNonNull(hostPorts, "seeds")) checkSeed(s);
+      for (String s : Objects.requireNonNull(hostPorts, "seeds")) SettingsChecks.checkSeed(s);
       seedNodes.clear();
       seedNodes.addAll(hostPorts);
       return this;
