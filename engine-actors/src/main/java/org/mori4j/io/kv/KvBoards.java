@@ -53,6 +53,8 @@ final class KvBoards implements AutoCloseable {
   private volatile boolean closed;
   /** This engine's id in the entries it posts. */
   final long senderId;
+  /** This engine's incarnation in the entries it posts (0 with the board off: then it posts none). */
+  final long incarnation;
 
   KvBoards(IoEngine engine, KvInbound inbound, String threadName) {
     this.engine = engine;
@@ -61,8 +63,10 @@ final class KvBoards implements AutoCloseable {
     this.senderId = KvLandingBoard.hash64(engine.key());
     KvLandingBoard board = null;
     KvBoardPoller reader = null;
+    long inc = 0;
     if (settings.enabled()) {
       EngineDesc me = engine.engineDesc();
+      inc = me.incarnation();
       if (me.backends().contains(BackendType.XGMI) && me.incarnation() != 0) {
         try {
           board = KvLandingBoard.create(dir, engine.key(), me.incarnation(), settings.entries());
@@ -80,6 +84,7 @@ final class KvBoards implements AutoCloseable {
     }
     this.own = board;
     this.poller = reader;
+    this.incarnation = inc;
   }
 
   /** This engine's own board, or null. */

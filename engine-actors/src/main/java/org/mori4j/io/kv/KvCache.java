@@ -167,6 +167,11 @@ public final class KvCache implements AutoCloseable {
     return endpoint.boards.senderId;
   }
 
+  /** This engine's incarnation in landing-board entries. */
+  long boardIncarnation() {
+    return endpoint.boards.incarnation;
+  }
+
   /** Batches below twice this are not cut ({@code mori4j.kv.tcp-min-part}); see {@link KvTransferPlan#split}. */
   public long minPartBytes() { return tcpMinPart; }
 

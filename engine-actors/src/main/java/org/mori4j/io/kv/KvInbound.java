@@ -31,7 +31,9 @@ import org.mori4j.io.TransferStatus;
  * <p>XGMI targets are never told of writes, so for senders on this host this engine's {@link KvLandingBoard} stands
  * in for the backend's record: a sender that announced its writes as board writes ({@link KvProtocol.LayersSent#board})
  * posts each write's uid there when it completed, and the board's reader hands it to {@link #boardEntry}. An entry
- * counts only for a write announced by the sender its id names (a hash of the engine key); entries that come before
+ * counts only for a write announced by the sender its id names (a hash of the engine key) in the incarnation the entry
+ * names ({@link KvProtocol.LayersSent#fromIncarnation}: a restarted sender's old entries never match its new writes,
+ * whose uids start again); entries that come before
  * their announcement wait in a bounded table ({@link #MAX_EARLY}), anything else is ignored. A range completed that
  * way is handed to {@code boardLanded} on the reader's thread (published at once) rather than through the endpoint's
  * mailbox.
@@ -54,7 +56,7 @@ final class KvInbound implements IoEngine.InboundListener {
 
   private record Key(String engine, long uid) {}
 
-  private record BoardKey(long sender, long uid) {}
+  private record BoardKey(long sender, long incarnation, long uid) {}
 
   private final IoEngine engine;
   private final Consumer<KvProtocol.Command> self;
@@ -104,30 +106,31 @@ final class KvInbound implements IoEngine.InboundListener {
       long sender = KvLandingBoard.hash64(m.fromEngine());
       boardSenders.put(sender, m.fromEngine());
       // entries that came before this announcement (the exclusive claim on each is its removal from early)
-      for (long u : m.uids()) if (early.remove(new BoardKey(sender, u)) != null) claimBoard(m.fromEngine(), u);
+      for (long u : m.uids()) if (early.remove(new BoardKey(sender, m.fromIncarnation(), u)) != null) claimBoard(m.fromEngine(), m.fromIncarnation(), u);
       boardWake.run();
     }
     for (long u : m.uids()) claim(m.fromEngine(), u);
   }
 
   /** The board's reader thread: an entry of the landing board (garbage included). */
-  void boardEntry(int kind, long sender, long uid) {
+  void boardEntry(int kind, long sender, long incarnation, long uid) {
     if (kind != KvLandingBoard.KIND_LANDED) return; // "issued": only wakes the reader up
     String from = boardSenders.get(sender);
-    if (from != null && claimBoard(from, uid)) return;
-    BoardKey k = new BoardKey(sender, uid);
+    if (from != null && claimBoard(from, incarnation, uid)) return;
+    BoardKey k = new BoardKey(sender, incarnation, uid);
     early.put(k, Boolean.TRUE);
     earlyOrder.add(k);
     while (earlyOrder.size() > MAX_EARLY) early.remove(earlyOrder.poll());
     // the announcement may have been registered in between: whoever removes the key claims the write
     from = boardSenders.get(sender);
-    if (from != null && byUid.containsKey(new Key(from, uid)) && early.remove(k) != null) claimBoard(from, uid);
+    if (from != null && byUid.containsKey(new Key(from, uid)) && early.remove(k) != null) claimBoard(from, incarnation, uid);
   }
 
-  private boolean claimBoard(String from, long uid) {
+  /** Claims write {@code uid} of {@code from} for an entry of incarnation {@code incarnation}: only if that incarnation announced it. */
+  private boolean claimBoard(String from, long incarnation, long uid) {
     Key k = new Key(from, uid);
     Expected e = byUid.get(k);
-    if (e == null || !e.sent.board() || !byUid.remove(k, e)) return false;
+    if (e == null || !e.sent.board() || e.sent.fromIncarnation() != incarnation || !byUid.remove(k, e)) return false;
     if (e.left.decrementAndGet() == 0) boardLanded.accept(e);
     return true;
   }
@@ -176,7 +179,7 @@ final class KvInbound implements IoEngine.InboundListener {
       if (fromLayer >= 0 && (e.sent.fromLayer() < fromLayer || e.sent.toLayer() > toLayer)) continue;
       drop(e);
       for (long u : e.sent.uids()) engine.popInboundTransferStatus(fromEngine, u);
-      if (e.sent.board()) for (long u : e.sent.uids()) early.remove(new BoardKey(KvLandingBoard.hash64(fromEngine), u));
+      if (e.sent.board()) for (long u : e.sent.uids()) early.remove(new BoardKey(KvLandingBoard.hash64(fromEngine), e.sent.fromIncarnation(), u));
     }
   }
 

@@ -39,7 +39,10 @@ import org.slf4j.LoggerFactory;
  * <p>The board carries only facts the receiver checks against what it already expects ({@link KvInbound}): an
  * entry names a sender (a 64-bit hash of its engine key) and a write uid; anything that does not match an
  * announced write of that sender is ignored, so garbage can delay nothing but the board itself and can never
- * report a range the receiver did not expect. The file is created owner-only ({@code rw-------}). Its name is
+ * report a range the receiver did not expect. An entry also carries its sender's incarnation, and it counts only for a
+ * write announced by that incarnation: a sender that restarts (same engine key, uids counting from the start again)
+ * can leave entries of its old incarnation in the ring that name the same uids as the new incarnation's writes, and
+ * those must never complete the new incarnation's ranges. The file is created owner-only ({@code rw-------}). Its name is
  * derived from the owner's engine key and incarnation, so a sender needs nothing beyond the cache descriptor it
  * already has; the header repeats both and the host's boot id, which a sender checks before it writes.
  */
@@ -47,10 +50,10 @@ final class KvLandingBoard implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(KvLandingBoard.class);
 
   static final long MAGIC = 0x4d344a4b56424431L; // "M4JKVBD1"
-  static final int VERSION = 1;
+  static final int VERSION = 2; // 2: entries carry the sender's incarnation
   static final int KIND_LANDED = 1, KIND_ISSUED = 2;
   static final String PREFIX = "mori4j-kvboard-";
-  static final long HEADER = 128, ENTRY = 32;
+  static final long HEADER = 128, ENTRY = 40;
   static final int MIN_ENTRIES = 16, MAX_ENTRIES = 1 << 20;
   /** A slot claimed but not published for this long while later positions exist is skipped (its producer died). */
   static final long STUCK_NANOS = 10_000_000L;
@@ -63,7 +66,7 @@ final class KvLandingBoard implements AutoCloseable {
 
   /** What the owner's reader is handed per entry. */
   interface Reader {
-    void entry(int kind, long sender, long uid);
+    void entry(int kind, long sender, long incarnation, long uid);
   }
 
   final Path path;
@@ -189,9 +192,11 @@ final class KvLandingBoard implements AutoCloseable {
   }
 
   /**
-   * A sender: posts an entry; false if the board is closed here or by its owner (the caller drops it). Never blocks.
+   * A sender: posts an entry naming sender {@code sender} (its id, {@link #hash64} of its engine key) in its
+   * incarnation {@code incarnation}; false if the board is closed here or by its owner (the caller drops it). Never
+   * blocks.
    */
-  boolean post(int kind, long sender, long uid) {
+  boolean post(int kind, long sender, long incarnation, long uid) {
     if (closed) return false;
     try {
       if ((int) INT.getOpaque(seg, OFF_STATE) != STATE_OPEN) return false;
@@ -202,6 +207,7 @@ final class KvLandingBoard implements AutoCloseable {
       LONG.set(seg, at + 8, sender);
       LONG.set(seg, at + 16, uid);
       LONG.set(seg, at + 24, (long) kind);
+      LONG.set(seg, at + 32, incarnation);
       LONG.setRelease(seg, at, pos + 1);
       return true;
     } catch (IllegalStateException e) {
@@ -227,14 +233,15 @@ final class KvLandingBoard implements AutoCloseable {
       long at = HEADER + (next & mask) * ENTRY;
       long s1 = (long) LONG.getAcquire(seg, at);
       if (s1 == next + 1) {
-        long sender = (long) LONG.get(seg, at + 8), uid = (long) LONG.get(seg, at + 16), kind = (long) LONG.get(seg, at + 24);
+        long sender = (long) LONG.get(seg, at + 8), uid = (long) LONG.get(seg, at + 16), kind = (long) LONG.get(seg, at + 24),
+            incarnation = (long) LONG.get(seg, at + 32);
         VarHandle.loadLoadFence();
         long s2 = (long) LONG.getVolatile(seg, at);
         next++;
         stuckSince = 0;
         n++;
         if (s2 != s1) lost++; // overwritten while read
-        else if (kind == KIND_LANDED || kind == KIND_ISSUED) r.entry((int) kind, sender, uid);
+        else if (kind == KIND_LANDED || kind == KIND_ISSUED) r.entry((int) kind, sender, incarnation, uid);
         continue;
       }
       long head = (long) LONG.getAcquire(seg, OFF_HEAD);

@@ -43,8 +43,8 @@ public final class KvMessageSerializer extends ResolvingSerializer {
       case KvProtocol.LayersSent l -> {
         w.string(l.cacheName()).string(l.requestId()).i32(l.fromLayer()).i32(l.toLayer()).string(l.fromEngine()).i32(l.uids().length);
         for (long u : l.uids()) w.i64(u);
-        // optional trailing flag: frames without it (older senders) read as no board
-        if (l.board()) w.i8(1);
+        // optional trailing flag and the sender's incarnation: frames without them read as no board
+        if (l.board()) w.i8(1).i64(l.fromIncarnation());
       }
       case KvProtocol.RequestAborted a -> w.string(a.cacheName()).string(a.requestId()).string(a.fromEngine()).string(a.reason());
       case KvProtocol.Describe d -> w.string(d.cacheName()).string(resolver().toSerializationFormat(d.replyTo()));
@@ -80,12 +80,15 @@ public final class KvMessageSerializer extends ResolvingSerializer {
           long[] uids = new long[n];
           for (int i = 0; i < n; i++) uids[i] = in.getLong();
           boolean board = false;
+          long incarnation = 0;
           if (in.hasRemaining()) {
             int flag = in.get();
             if (flag != 1) throw new IllegalArgumentException("board flag " + flag);
             board = true;
+            DescriptorCodec.need(in, 8, "sender incarnation");
+            incarnation = in.getLong();
           }
-          yield new KvProtocol.LayersSent(cache, req, from, to, engine, uids, board);
+          yield new KvProtocol.LayersSent(cache, req, from, to, engine, uids, board, incarnation);
         }
         case ABORTED -> new KvProtocol.RequestAborted(DescriptorCodec.readString(in, "cacheName"), DescriptorCodec.readString(in, "requestId"),
             DescriptorCodec.readString(in, "fromEngine"), DescriptorCodec.readString(in, "reason"));

@@ -52,6 +52,8 @@ public final class KvMigration {
   /** The receiving engine's landing board (an XGMI peer on this host) each completed write is posted to, or null. */
   private final KvLandingBoard board;
   private final long boardSender;
+  /** This engine's incarnation, in each board entry and announcement (the receiver matches the two). */
+  private final long boardIncarnation;
   /** A TCP stream's uids per layer, told to the receiver at open ({@link #announceLayers}); null: told per call. */
   private long[][] announced;
   /** The plans behind {@link #announced}, each layer's dropped once sent: no plan is built in {@link #sendLayers}. */
@@ -75,6 +77,7 @@ public final class KvMigration {
     this.parts = tcp ? local.tcpBatchParts() : 1;
     this.board = local != null && mode != Mode.PULL && !tcp ? local.landingBoard(remote) : null;
     this.boardSender = board != null ? local.boardSenderId() : 0;
+    this.boardIncarnation = board != null ? local.boardIncarnation() : 0;
     if (local != null && mode == Mode.STREAM) {
       try {
         // before the first sendLayers, whose call is part of the time a stream exposes
@@ -104,7 +107,7 @@ public final class KvMigration {
       for (int i = 0; i < uids[l].length; i++) uids[l][i] = local.engine().allocateTransferUid();
     }
     for (int l = 0; l < layers; l++)
-      remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, l, l + 1, local.engine().key(), uids[l], board != null));
+      remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, l, l + 1, local.engine().key(), uids[l], board != null, boardIncarnation));
     synchronized (this) {
       announced = uids;
       announcedPlans = plans;
@@ -253,13 +256,13 @@ public final class KvMigration {
       blockSlots += plan.blockSlots();
     }
     // the receiver's board reader spins from here until the "landed" posts come (a layer's copy takes ~0.2 ms)
-    if (board != null) board.post(KvLandingBoard.KIND_ISSUED, boardSender, uids[0]);
+    if (board != null) board.post(KvLandingBoard.KIND_ISSUED, boardSender, boardIncarnation, uids[0]);
     List<TransferStatus> st = pull ? local.engine().batchRead(locals, lo, remotes, ro, sizes, uids)
         : local.engine().batchWrite(locals, lo, remotes, ro, sizes, uids);
     // announced after the data left: a remote tell costs 20-300 us on a loaded host, which the layer's bytes no
     // longer wait for; the receiving engine matches writes that landed before the announcement when it arrives
     if (!pull && preUids == null)
-      remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, from, to, local.engine().key(), uids, board != null));
+      remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, from, to, local.engine().key(), uids, board != null, boardIncarnation));
     boolean ended;
     synchronized (this) {
       inFlight.addAll(st);
@@ -285,12 +288,12 @@ public final class KvMigration {
         } else if (left.decrementAndGet() == 0 && !chunk.isDone()) {
           KvHopTrace.mark(KvHopTrace.COMPLETED, requestId, from, to);
           // posted before the Pekko message (kept as the fallback), and like it only while the migration is on
-          if (board != null && inProgress() && board.post(KvLandingBoard.KIND_LANDED, boardSender, uid))
+          if (board != null && inProgress() && board.post(KvLandingBoard.KIND_LANDED, boardSender, boardIncarnation, uid))
             KvHopTrace.mark(KvHopTrace.TOLD, requestId, from, to);
           landed(from, to);
           chunk.complete(new Chunk(from, to, StatusCode.SUCCESS, ""));
         } else if (board != null && inProgress()) {
-          board.post(KvLandingBoard.KIND_LANDED, boardSender, uid);
+          board.post(KvLandingBoard.KIND_LANDED, boardSender, boardIncarnation, uid);
         }
       });
     }

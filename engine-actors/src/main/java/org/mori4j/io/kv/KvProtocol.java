@@ -21,13 +21,15 @@ public final class KvProtocol {
    * writes {@code uids} of engine {@code fromEngine}, so the receiving engine can report them landed as soon as its
    * own backend has recorded those writes (whichever of this and the writes comes first), without waiting for
    * {@link LayersLanded}. With {@code board} the sender also posts each write's uid on the receiving engine's
-   * landing board when it completed (XGMI peers on one host, whose targets are never told of writes).
+   * landing board when it completed (XGMI peers on one host, whose targets are never told of writes), naming its
+   * incarnation {@code fromIncarnation}: the receiver counts a board entry only for writes announced by the same
+   * incarnation, so entries a restarted sender's previous incarnation left on the board never match.
    */
-  public record LayersSent(String cacheName, String requestId, int fromLayer, int toLayer, String fromEngine, long[] uids, boolean board)
-      implements Command, Wire {
-    /** Writes the receiver's backend records (no landing board). */
+  public record LayersSent(String cacheName, String requestId, int fromLayer, int toLayer, String fromEngine, long[] uids, boolean board,
+                           long fromIncarnation) implements Command, Wire {
+    /** Writes the receiver's backend records (no landing board; the backend tells incarnations apart itself). */
     public LayersSent(String cacheName, String requestId, int fromLayer, int toLayer, String fromEngine, long[] uids) {
-      this(cacheName, requestId, fromLayer, toLayer, fromEngine, uids, false);
+      this(cacheName, requestId, fromLayer, toLayer, fromEngine, uids, false, 0);
     }
   }
 

@@ -126,11 +126,15 @@ class KvInboundTest {
     assertTrue(assertThrowsNotSerializable(() -> ser.fromBinary(bad, "KS")).contains("uid count"));
     assertFalse(back.board(), "a frame without the flag: no landing board");
     // the landing board's flag: one trailing byte, 1; anything else there is refused
-    KvProtocol.LayersSent withBoard = new KvProtocol.LayersSent("c", "req", 3, 5, "eng", new long[] {7}, true);
+    KvProtocol.LayersSent withBoard = new KvProtocol.LayersSent("c", "req", 3, 5, "eng", new long[] {7}, true, 0x1234_5678_9abcL);
     byte[] wb = ser.toBinary(withBoard);
-    assertTrue(((KvProtocol.LayersSent) ser.fromBinary(wb, "KS")).board());
+    KvProtocol.LayersSent wbBack = (KvProtocol.LayersSent) ser.fromBinary(wb, "KS");
+    assertTrue(wbBack.board());
+    assertEquals(0x1234_5678_9abcL, wbBack.fromIncarnation(), "the sender's incarnation travels with the board flag");
+    byte[] noIncarnation = java.util.Arrays.copyOf(wb, wb.length - 8);
+    assertTrue(assertThrowsNotSerializable(() -> ser.fromBinary(noIncarnation, "KS")).contains("sender incarnation"));
     byte[] badFlag = wb.clone();
-    badFlag[badFlag.length - 1] = 2;
+    badFlag[badFlag.length - 9] = 2;
     assertTrue(assertThrowsNotSerializable(() -> ser.fromBinary(badFlag, "KS")).contains("board flag"));
   }
 

@@ -32,7 +32,7 @@ import org.mori4j.transport.xgmi.HostBackedGpuRuntime;
  * endpoint dropping every sender's {@link KvProtocol.LayersLanded} message: what the receiver hears then came
  * through its landing board. Streams in and out of order and a push are heard once per range, with the bytes in
  * place; board entries that name no write the receiver was told of by that sender (garbage, another sender's id,
- * uids never announced) report nothing; a cancelled stream is still heard as aborted.
+ * uids never announced, another incarnation of the sender) report nothing; a cancelled stream is still heard as aborted.
  */
 class KvLandingBoardOnTestDeviceTest {
   private static final String MODE = "kv-board-test-device";
@@ -164,6 +164,41 @@ class KvLandingBoardOnTestDeviceTest {
     for (String r : List.of("board-s1", "board-s2", "board-p")) dst.forget(r);
   }
 
+  /**
+   * A sender that restarts keeps its engine key and counts its uids from the start again, so entries its previous
+   * incarnation left on the board can name exactly the uids the new incarnation announces. Such entries, whether read
+   * before the announcement (kept as early entries) or after it, must complete nothing: the range stays unlanded
+   * although every one of its uids was posted with the sender's own id.
+   */
+  @Test
+  void entriesOfAnotherIncarnationOfTheSenderCompleteNothing() throws Exception {
+    List<KvLayersLanded> heard = new CopyOnWriteArrayList<>();
+    long txId = KvLandingBoard.hash64(tx.key()), inc = tx.engineDesc().incarnation();
+    long first = tx.allocateTransferUid();
+    try (AutoCloseable sub = dst.subscribe(heard::add);
+         KvLandingBoard old = KvLandingBoard.open(KvLandingBoard.directory(""), rx.key(), rx.engineDesc().incarnation())) {
+      assertNotNull(old);
+      // the old incarnation's entries for the uids the stream is about to take, before it announces them
+      for (long u = first + 1; u <= first + 64; u++) assertTrue(old.post(KvLandingBoard.KIND_LANDED, txId, inc - 1, u));
+      KvMigration m = src.openStream("board-old-incarnation", new int[] {0, 3}, dst.desc(), new int[] {2, 4});
+      long last = tx.allocateTransferUid();
+      assertTrue(last - first > 1 && last - first <= 64, "the stream's uids lie in the range posted: " + first + ".." + last);
+      CompletableFuture<String> landed = dst.whenLanded("board-old-incarnation", 0, 1).toCompletableFuture();
+      // and again once the announcement was registered (a local hop), from an incarnation after it too
+      Thread.sleep(100);
+      for (long u = first + 1; u < last; u++) {
+        assertTrue(old.post(KvLandingBoard.KIND_LANDED, txId, inc - 1, u));
+        assertTrue(old.post(KvLandingBoard.KIND_LANDED, txId, inc + 1, u));
+      }
+      Thread.sleep(300);
+      assertFalse(landed.isDone(), "another incarnation's entries reported the range landed: " + heard);
+      assertTrue(heard.isEmpty(), heard.toString());
+      assertTrue(m.cancel());
+      assertEquals("cancelled by the sender", landed.get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS));
+    }
+    dst.forget("board-old-incarnation");
+  }
+
   @Test
   void entriesNamingNoAnnouncedWriteOfTheirSenderReportNothing() throws Exception {
     List<KvLayersLanded> heard = new CopyOnWriteArrayList<>();
@@ -175,10 +210,10 @@ class KvLandingBoardOnTestDeviceTest {
          KvLandingBoard forger = KvLandingBoard.open(KvLandingBoard.directory(""), rx.key(), rx.engineDesc().incarnation())) {
       assertNotNull(forger);
       Random r = new Random(7);
-      long txId = KvLandingBoard.hash64(tx.key());
-      for (int i = 0; i < 200; i++) forger.post(KvLandingBoard.KIND_LANDED, r.nextLong(), r.nextLong()); // garbage
-      for (long u = first; u <= last; u++) forger.post(KvLandingBoard.KIND_LANDED, txId + 1, u); // the stream's uids, another sender's id
-      for (long u = last + 1; u < last + 50; u++) forger.post(KvLandingBoard.KIND_LANDED, txId, u); // the sender's id, uids never announced
+      long txId = KvLandingBoard.hash64(tx.key()), inc = tx.engineDesc().incarnation();
+      for (int i = 0; i < 200; i++) forger.post(KvLandingBoard.KIND_LANDED, r.nextLong(), r.nextLong(), r.nextLong()); // garbage
+      for (long u = first; u <= last; u++) forger.post(KvLandingBoard.KIND_LANDED, txId + 1, inc, u); // the stream's uids, another sender's id
+      for (long u = last + 1; u < last + 50; u++) forger.post(KvLandingBoard.KIND_LANDED, txId, inc, u); // the sender's id, uids never announced
       Thread.sleep(300);
       assertFalse(landed.isDone(), "nothing was reported landed: " + heard);
       assertTrue(heard.isEmpty(), heard.toString());

@@ -15,7 +15,7 @@ public final class KvLandingBoardPoster {
       }
       int n = Integer.parseInt(args[3]);
       for (int i = 0; i < n; i++) {
-        if (!b.post(KvLandingBoard.KIND_LANDED, KvLandingBoard.hash64("tx-x"), 1000 + i)) {
+        if (!b.post(KvLandingBoard.KIND_LANDED, KvLandingBoard.hash64("tx-x"), 1, 1000 + i)) {
           System.out.println("post " + i + " refused");
           System.exit(3);
         }

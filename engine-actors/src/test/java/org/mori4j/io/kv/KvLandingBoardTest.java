@@ -32,11 +32,11 @@ import org.mori4j.transport.xgmi.XgmiHost;
  * removed when a board is created.
  */
 class KvLandingBoardTest {
-  private record E(int kind, long sender, long uid) {}
+  private record E(int kind, long sender, long incarnation, long uid) {}
 
   private static List<E> drainAll(KvLandingBoard b) {
     List<E> out = new ArrayList<>();
-    b.drain((k, s, u) -> out.add(new E(k, s, u)));
+    b.drain((k, s, inc, u) -> out.add(new E(k, s, inc, u)));
     return out;
   }
 
@@ -51,11 +51,11 @@ class KvLandingBoardTest {
       List<E> seen = new ArrayList<>();
       // 5 rounds of 10: the ring of 16 wraps three times
       for (int r = 0; r < 5; r++) {
-        for (int i = 0; i < 10; i++) assertTrue(tx.post(KvLandingBoard.KIND_LANDED, 42, r * 10 + i));
+        for (int i = 0; i < 10; i++) assertTrue(tx.post(KvLandingBoard.KIND_LANDED, 42, 3 + r, r * 10 + i));
         seen.addAll(drainAll(own));
       }
       assertEquals(50, seen.size());
-      for (int i = 0; i < 50; i++) assertEquals(new E(KvLandingBoard.KIND_LANDED, 42, i), seen.get(i));
+      for (int i = 0; i < 50; i++) assertEquals(new E(KvLandingBoard.KIND_LANDED, 42, 3 + i / 10, i), seen.get(i), "each entry with its sender's incarnation");
       assertEquals(0, own.lost());
       assertTrue(drainAll(own).isEmpty(), "nothing more");
     }
@@ -64,13 +64,13 @@ class KvLandingBoardTest {
   @Test
   void aLappedReaderLosesTheOldestEntriesOnly(@TempDir Path dir) throws IOException {
     try (KvLandingBoard own = KvLandingBoard.create(dir, "rx", 5, 16); KvLandingBoard tx = KvLandingBoard.open(dir, "rx", 5)) {
-      for (int i = 0; i < 40; i++) tx.post(KvLandingBoard.KIND_ISSUED, 1, i);
+      for (int i = 0; i < 40; i++) tx.post(KvLandingBoard.KIND_ISSUED, 1, 2, i);
       List<E> seen = drainAll(own);
       assertEquals(16, seen.size(), seen.toString());
       for (int i = 0; i < 16; i++) assertEquals(24 + i, seen.get(i).uid());
       assertEquals(24, own.lost());
-      tx.post(KvLandingBoard.KIND_LANDED, 1, 99);
-      assertEquals(List.of(new E(KvLandingBoard.KIND_LANDED, 1, 99)), drainAll(own));
+      tx.post(KvLandingBoard.KIND_LANDED, 1, 2, 99);
+      assertEquals(List.of(new E(KvLandingBoard.KIND_LANDED, 1, 2, 99)), drainAll(own));
     }
   }
 
@@ -86,12 +86,12 @@ class KvLandingBoardTest {
       // a well-formed sequence with a kind that does not exist: read past, not handed on
       raw.set(ValueLayout.JAVA_LONG, KvLandingBoard.HEADER, 1);
       raw.set(ValueLayout.JAVA_LONG, KvLandingBoard.HEADER + 24, 7);
-      raw.set(ValueLayout.JAVA_LONG, KvLandingBoard.HEADER + 32, 0); // the next slot: not published
+      raw.set(ValueLayout.JAVA_LONG, KvLandingBoard.HEADER + KvLandingBoard.ENTRY, 0); // the next slot: not published
       assertTrue(drainAll(own).isEmpty());
       // the next producer's entry still arrives (position 1 after the garbage one: the head was never moved)
       raw.set(ValueLayout.JAVA_LONG, 64, 1);
-      assertTrue(tx.post(KvLandingBoard.KIND_LANDED, 5, 6));
-      assertEquals(List.of(new E(KvLandingBoard.KIND_LANDED, 5, 6)), drainAll(own));
+      assertTrue(tx.post(KvLandingBoard.KIND_LANDED, 5, 8, 6));
+      assertEquals(List.of(new E(KvLandingBoard.KIND_LANDED, 5, 8, 6)), drainAll(own));
     }
   }
 
@@ -107,7 +107,7 @@ class KvLandingBoardTest {
       own.close();
       assertFalse(Files.exists(p), "unlinked");
       assertTrue(tx.ownerClosed(), "the sender's view says closed");
-      assertFalse(tx.post(KvLandingBoard.KIND_LANDED, 1, 1), "no post to a closed board");
+      assertFalse(tx.post(KvLandingBoard.KIND_LANDED, 1, 1, 1), "no post to a closed board");
     }
     assertNull(KvLandingBoard.open(dir, "rx", 11));
   }
@@ -137,7 +137,7 @@ class KvLandingBoardTest {
       assertEquals(0, p.exitValue(), out);
       List<E> seen = drainAll(own);
       assertEquals(20, seen.size(), out);
-      for (int i = 0; i < 20; i++) assertEquals(new E(KvLandingBoard.KIND_LANDED, KvLandingBoard.hash64("tx-x"), 1000 + i), seen.get(i));
+      for (int i = 0; i < 20; i++) assertEquals(new E(KvLandingBoard.KIND_LANDED, KvLandingBoard.hash64("tx-x"), 1, 1000 + i), seen.get(i));
     }
   }
 
