@@ -1,11 +1,5 @@
 package org.mori4j.shmem;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -23,7 +17,6 @@ import org.mori4j.io.IoEngineConfig;
 import org.mori4j.io.MemoryLocationType;
 import org.mori4j.io.RdmaBackendConfig;
 import org.mori4j.io.TcpBackendConfig;
-import org.mori4j.io.gpuinit.EndpointHandle;
 import org.mori4j.io.gpuinit.GpuQueueLayout;
 import org.mori4j.io.gpuinit.RdmaDeviceContext;
 import org.mori4j.io.gpuinit.RdmaEndpoint;
@@ -123,18 +116,18 @@ final class RemotePeers implements AutoCloseable {
           eps[p] = new RdmaEndpoint[numQp];
           for (int q = 0; q < numQp; q++) eps[p][q] = context.createEndpoint(RdmaEndpointConfig.gpu(device));
         }
-        record = Record.of(engine.engineDesc(), heapRegion, eps).toBytes();
+        record = RemotePeerRecord.of(engine.engineDesc(), heapRegion, eps).toBytes();
       }
     } catch (RuntimeException e) {
       problem = "PE " + rank + " could not open its GPU-initiated endpoints: " + e;
     }
-    byte[][] all = bootstrap.allGather(Record.withProblem(problem, record), false);
+    byte[][] all = bootstrap.allGather(RemotePeerRecord.withProblem(problem, record), false);
     String failure = null;
-    Record[] records = new Record[n];
+    RemotePeerRecord[] records = new RemotePeerRecord[n];
     for (int p = 0; p < n && failure == null; p++) {
       try {
-        records[p] = Record.fromBytes(all[p], n);
-        if (records[p].problem != null) failure = records[p].problem;
+        records[p] = RemotePeerRecord.fromBytes(all[p], n);
+        if (records[p].problem() != null) failure = records[p].problem();
       } catch (RuntimeException e) {
         failure = "PE " + p + " sent an unreadable endpoint record: " + e.getMessage();
       }
@@ -143,30 +136,30 @@ final class RemotePeers implements AutoCloseable {
       if (failure == null && mine) {
         for (int p = 0; p < n; p++) {
           if (!pair[p]) continue;
-          engine.registerRemoteEngine(records[p].engine);
-          for (int q = 0; q < numQp; q++) context.connectEndpoint(eps[p][q], records[p].handles[rank][q]);
+          engine.registerRemoteEngine(records[p].engine());
+          for (int q = 0; q < numQp; q++) context.connectEndpoint(eps[p][q], records[p].handles()[rank][q]);
         }
       }
     } catch (RuntimeException e) {
       failure = "PE " + rank + " could not connect its endpoints: " + e;
     }
     // nobody posts before every PE has connected its side
-    byte[][] connected = bootstrap.allGather(Record.withProblem(failure, new byte[0]), false);
+    byte[][] connected = bootstrap.allGather(RemotePeerRecord.withProblem(failure, new byte[0]), false);
     for (int p = 0; p < n && failure == null; p++) {
-      String theirs = Record.problemOf(connected[p]);
+      String theirs = RemotePeerRecord.problemOf(connected[p]);
       if (theirs != null) failure = theirs;
     }
     if (failure == null && mine) {
       try {
-        for (int p = 0; p < n; p++) if (pair[p]) warmUpAtomic(eps[p][0], records[p].heap, config.timeout().toNanos());
+        for (int p = 0; p < n; p++) if (pair[p]) warmUpAtomic(eps[p][0], records[p].heap(), config.timeout().toNanos());
       } catch (RuntimeException e) {
         failure = "PE " + rank + ": the first atomic through its endpoints failed: " + e.getMessage();
       }
     }
     // and no kernel starts before every PE's target side has its atomic kernel loaded
-    byte[][] warm = bootstrap.allGather(Record.withProblem(failure, new byte[0]), false);
+    byte[][] warm = bootstrap.allGather(RemotePeerRecord.withProblem(failure, new byte[0]), false);
     for (int p = 0; p < n && failure == null; p++) {
-      String theirs = Record.problemOf(warm[p]);
+      String theirs = RemotePeerRecord.problemOf(warm[p]);
       if (theirs != null) failure = theirs;
     }
     if (failure != null) {
@@ -176,9 +169,9 @@ final class RemotePeers implements AutoCloseable {
     long[] remoteBase = new long[n], epAddresses = new long[n * numQp];
     int[] rkeys = new int[n];
     for (int p = 0; p < n; p++) {
-      if (records[p].heap != null) {
-        remoteBase[p] = records[p].heap.address();
-        rkeys[p] = records[p].heap.rkey();
+      if (records[p].heap() != null) {
+        remoteBase[p] = records[p].heap().address();
+        rkeys[p] = records[p].heap().rkey();
       }
       if (eps[p] != null) for (int q = 0; q < numQp; q++) epAddresses[p * numQp + q] = eps[p][q].address();
     }
@@ -334,91 +327,5 @@ final class RemotePeers implements AutoCloseable {
   private static long bytesLong(byte[] b) {
     if (b.length != 8) throw new ShmemException("a PE sent a path mask of " + b.length + " bytes");
     return java.nio.ByteBuffer.wrap(b).getLong();
-  }
-
-  /**
-   * What one PE tells the others: its engine, its heap's region, and for every PE the handles of the endpoints
-   * it created for that PE (empty rows for PEs it has no endpoints to), or why it failed.
-   */
-  private record Record(String problem, EngineDesc engine, RdmaMemoryRegion heap, EndpointHandle[][] handles) {
-    static Record of(EngineDesc engine, RdmaMemoryRegion heap, RdmaEndpoint[][] eps) {
-      EndpointHandle[][] h = new EndpointHandle[eps.length][];
-      for (int p = 0; p < eps.length; p++) {
-        h[p] = new EndpointHandle[eps[p] == null ? 0 : eps[p].length];
-        for (int q = 0; q < h[p].length; q++) h[p][q] = eps[p][q].handle();
-      }
-      return new Record(null, engine, heap, h);
-    }
-
-    byte[] toBytes() {
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-      try (DataOutputStream out = new DataOutputStream(bytes)) {
-        writeBlob(out, engine.toBytes());
-        writeBlob(out, heap.toBytes());
-        out.writeInt(handles.length);
-        for (EndpointHandle[] row : handles) {
-          out.writeInt(row.length);
-          for (EndpointHandle h : row) writeBlob(out, h.toBytes());
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-      return bytes.toByteArray();
-    }
-
-    /** A problem (or null) followed by the record's bytes (empty for a PE without endpoints). */
-    static byte[] withProblem(String problem, byte[] record) {
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-      try (DataOutputStream out = new DataOutputStream(bytes)) {
-        out.writeBoolean(problem != null);
-        if (problem != null) out.writeUTF(problem.length() > 8000 ? problem.substring(0, 8000) : problem);
-        out.write(record);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-      return bytes.toByteArray();
-    }
-
-    static String problemOf(byte[] data) {
-      try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(data))) {
-        return in.readBoolean() ? in.readUTF() : null;
-      } catch (IOException e) {
-        return "an unreadable record: " + e.getMessage();
-      }
-    }
-
-    static Record fromBytes(byte[] data, int n) {
-      try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(data))) {
-        if (in.readBoolean()) return new Record(in.readUTF(), null, null, null);
-        if (in.available() == 0) return new Record(null, null, null, new EndpointHandle[n][0]);
-        EngineDesc engine = EngineDesc.fromBytes(readBlob(in));
-        RdmaMemoryRegion heap = RdmaMemoryRegion.fromBytes(readBlob(in));
-        int rows = in.readInt();
-        if (rows != n) throw new IOException(rows + " endpoint rows for " + n + " PEs");
-        EndpointHandle[][] h = new EndpointHandle[n][];
-        for (int p = 0; p < n; p++) {
-          int k = in.readInt();
-          if (k < 0 || k > GpuStates.MAX_QP_PER_PE) throw new IOException(k + " endpoints for PE " + p);
-          h[p] = new EndpointHandle[k];
-          for (int q = 0; q < k; q++) h[p][q] = EndpointHandle.fromBytes(readBlob(in));
-        }
-        return new Record(null, engine, heap, h);
-      } catch (IOException e) {
-        throw new ShmemException("unreadable endpoint record: " + e.getMessage(), e);
-      }
-    }
-
-    private static void writeBlob(DataOutputStream out, byte[] b) throws IOException {
-      out.writeInt(b.length);
-      out.write(b);
-    }
-
-    private static byte[] readBlob(DataInputStream in) throws IOException {
-      int len = in.readInt();
-      if (len < 0 || len > (1 << 20)) throw new IOException("a field of " + len + " bytes");
-      byte[] b = in.readNBytes(len);
-      if (b.length != len) throw new IOException("truncated");
-      return b;
-    }
   }
 }
