@@ -1,12 +1,8 @@
 package org.mori4j.shmem.collectives;
 
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import org.mori4j.natives.gpu.Dim3;
@@ -16,8 +12,6 @@ import org.mori4j.natives.gpu.GpuStream;
 import org.mori4j.natives.gpu.KernelArgs;
 import org.mori4j.shmem.GpuStates;
 import org.mori4j.shmem.Shmem;
-import org.mori4j.shmem.ShmemException;
-import org.mori4j.shmem.ShmemKernels;
 
 /**
  * Collectives over the symmetric heap of a {@link Shmem} group, as GPU kernels that use the shmem device
@@ -102,7 +96,7 @@ public final class ShmemCollectives implements AutoCloseable {
   private long epoch;
   private boolean closed;
 
-  private ShmemCollectives(Shmem shmem, Settings settings, int maxBlocks, long control, long scratch, GpuModule module) {
+  ShmemCollectives(Shmem shmem, Settings settings, int maxBlocks, long control, long scratch, GpuModule module) {
     this.shmem = shmem;
     this.gpu = shmem.gpu();
     this.settings = settings;
@@ -127,54 +121,7 @@ public final class ShmemCollectives implements AutoCloseable {
    * endpoints); such a group needs kernel B's scratch ({@code putScratchBytes > 0}).
    */
   public static ShmemCollectives create(Shmem shmem, Settings settings) {
-    int n = shmem.nPes(), me = shmem.myPe();
-    GpuRuntime gpu = shmem.gpu();
-    // (before any collective step: paths are symmetric, so every PE of such a group refuses alike)
-    if (n > 1 && !allDirect(shmem) && settings.putScratchBytes() == 0)
-      throw new IllegalArgumentException("ShmemCollectives.create: PE " + me + " has no direct path to some peer (another host, or MORI_DISABLE_P2P), "
-          + "so all-reduce must run kernel B (PUT_SIGNAL) over the GPU-initiated endpoints, and Settings.putScratchBytes is 0");
-    long controlBytes = SIGNAL_BYTES + (long) GpuStates.MAX_PES * AGREEMENT_LONGS * 8;
-    long control = shmem.malloc(controlBytes);
-    long scratch = 0;
-    int blocks = MAX_BLOCKS;
-    String mismatch = null;
-    // A failure before the agreement may be this PE's alone (no direct path, a GPU error) while the others wait
-    // in a collective call: nothing collective is attempted then, and the group's timeout ends their wait.
-    if (n > 1 && settings.putScratchBytes() > 0) {
-      try {
-        scratch = shmem.malloc(Math.multiplyExact(settings.putScratchBytes(), (long) (n - 1)));
-      } catch (ShmemException e) {
-        shmem.free(control); // a full heap fails every PE's malloc alike, so all free together
-        throw e;
-      }
-    }
-    gpu.fill(control, (byte) 0, controlBytes);
-    int local = settings.maxBlocks() > 0 ? settings.maxBlocks() : localBlockLimit(shmem);
-    long[] mine = {local, settings.putScratchBytes(), settings.putSignalMaxBytes(), n};
-    long[][] all = allDirect(shmem) ? agree(shmem, control + SIGNAL_BYTES, mine) : shmem.exchangeLongs(mine);
-    for (int p = 0; p < n; p++) {
-      for (int k = 1; k < AGREEMENT_LONGS && mismatch == null; k++)
-        if (all[p][k] != mine[k])
-          mismatch = String.format(Locale.ROOT, "ShmemCollectives.create: PE %d has settings (scratch %d, put-signal max %d, nPes %d), PE %d has "
-              + "(%d, %d, %d): every PE must pass the same Settings", p, all[p][1], all[p][2], all[p][3], me, mine[1], mine[2], mine[3]);
-      blocks = (int) Math.min(blocks, all[p][0]);
-    }
-    if (mismatch != null) {
-      // every PE read the same rows, so every PE is here: give the memory back together
-      if (scratch != 0) shmem.free(scratch);
-      shmem.free(control);
-      throw new ShmemException(mismatch);
-    }
-    GpuModule module = ShmemKernels.compile(shmem, source(), "collectives.cu");
-    try {
-      preload(shmem, module, KERNELS);
-      // no PE launches a kernel that spins in a barrier before every PE has loaded its kernels
-      shmem.barrierAll();
-    } catch (RuntimeException e) {
-      module.close();
-      throw e;
-    }
-    return new ShmemCollectives(shmem, settings, Math.max(1, blocks), control, scratch, module);
+    return CollectivesSetup.create(shmem, settings);
   }
 
   /** Every kernel of collectives.cu and the argument count of its no-op launch. */
@@ -214,52 +161,10 @@ public final class ShmemCollectives implements AutoCloseable {
     }
   }
 
-  /**
-   * The SM count over the number of PEs whose heap lives on this PE's GPU (this one included): a kernel's blocks
-   * spin in barriers until the other PEs' kernels arrive, so the kernels of PEs sharing a GPU must all fit at
-   * once (one 512-thread block per SM, as the launch bound's registers allow).
-   */
-  static int localBlockLimit(Shmem shmem) {
-    GpuRuntime gpu = shmem.gpu();
-    int sharing = 0;
-    for (int p = 0; p < shmem.nPes(); p++) if (shmem.sharesGpuWith(p)) sharing++;
-    return Math.clamp(gpu.multiprocessorCount(shmem.device()) / Math.max(1, sharing), 1, MAX_BLOCKS);
-  }
-
   /** Whether every peer's heap is mapped here (else some are reached through GPU-initiated endpoints). */
   static boolean allDirect(Shmem shmem) {
     for (int p = 0; p < shmem.nPes(); p++) if (!shmem.hasDirectPath(p)) return false;
     return true;
-  }
-
-  /**
-   * Every PE writes {@code mine} into its row of every PE's agreement area (once every PE has zeroed its area),
-   * then all meet in a barrier and read the rows. Synchronous reads back after the fill and the writes make sure they have landed before the barrier
-   * (a copy from pageable memory may return before its DMA is done).
-   */
-  private static long[][] agree(Shmem shmem, long area, long[] mine) {
-    GpuRuntime gpu = shmem.gpu();
-    int n = shmem.nPes(), me = shmem.myPe();
-    long rowBytes = AGREEMENT_LONGS * 8L;
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment row = arena.allocate(rowBytes, 8);
-      MemorySegment check = arena.allocate(rowBytes, 8);
-      gpu.copyDeviceToHost(check, area, rowBytes); // the fill above is done
-      shmem.barrierAll(); // and so is every other PE's: no PE writes its row into an area that is yet to be zeroed
-      for (int k = 0; k < AGREEMENT_LONGS; k++) row.setAtIndex(JAVA_LONG, k, mine[k]);
-      for (int p = 0; p < n; p++) {
-        long at = shmem.ptrP2p(area, me, p) + me * rowBytes;
-        gpu.copyHostToDevice(at, row, rowBytes);
-        gpu.copyDeviceToHost(check, at, rowBytes);
-      }
-      shmem.barrierAll();
-      MemorySegment rows = arena.allocate(n * rowBytes, 8);
-      gpu.copyDeviceToHost(rows, area, n * rowBytes);
-      shmem.barrierAll(); // nobody returns (and launches kernels) before all have read
-      long[][] all = new long[n][AGREEMENT_LONGS];
-      for (int p = 0; p < n; p++) for (int k = 0; k < AGREEMENT_LONGS; k++) all[p][k] = rows.getAtIndex(JAVA_LONG, p * AGREEMENT_LONGS + k);
-      return all;
-    }
   }
 
   /** Blocks per kernel that all PEs agreed on. */
