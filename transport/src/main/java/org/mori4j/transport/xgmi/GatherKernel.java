@@ -46,14 +46,15 @@ final class GatherKernel implements AutoCloseable {
   /** Threads a multiprocessor holds where the runtime has no occupancy calculator (test devices): 2,048 on NVIDIA's recent GPUs. */
   private static final int FALLBACK_THREADS_PER_SM = 2048;
 
-  static final String SOURCE = source(GROUP, UNROLL, THREADS, false);
+  static final String SOURCE = source(GROUP, UNROLL, THREADS, false, 0);
 
   /**
    * The kernel's text for groups of {@code group} threads with {@code unroll} loads in flight each, CTAs of
    * {@code threads}, plain or streaming (evict-first stores, loads that skip L1: inline PTX on CUDA, the
-   * nontemporal builtins on HIP) accesses; the backend uses {@link #SOURCE}, the probe times the others.
+   * nontemporal builtins on HIP) accesses, and (CUDA only; 0 for none) the CTAs per multiprocessor the compiler
+   * must leave registers for; the backend uses {@link #SOURCE}, the probe times the others.
    */
-  static String source(int group, int unroll, int threads, boolean streaming) {
+  static String source(int group, int unroll, int threads, boolean streaming, int minBlocks) {
     return """
         typedef unsigned long long u64;
         // 16 bytes moved by one 128-bit load and store (no header needed, unlike uint4 from vector_types.h)
@@ -61,6 +62,7 @@ final class GatherKernel implements AutoCloseable {
         #define GROUP %d
         #define UNROLL %d
         #define STREAMING %d
+        %s
         __device__ __forceinline__ v16 ld16(const v16* p) {
         #if STREAMING && defined(__CUDACC__) && !defined(__HIP__)
           v16 r;
@@ -85,7 +87,7 @@ final class GatherKernel implements AutoCloseable {
           *p = v;
         #endif
         }
-        extern "C" __global__ void __launch_bounds__(%d) mori4j_xgmi_gather(const u64* __restrict__ table, unsigned int n, u64 srcBase,
+        extern "C" __global__ void %s mori4j_xgmi_gather(const u64* __restrict__ table, unsigned int n, u64 srcBase,
                                                                           u64 dstBase, u64 sameSize, u64 pieces) {
           const unsigned lane = threadIdx.x %% GROUP;
           const u64 groupsPerCta = blockDim.x / GROUP;
@@ -138,7 +140,11 @@ final class GatherKernel implements AutoCloseable {
             }
           }
         }
-        """.formatted(group, unroll, streaming ? 1 : 0, threads);
+        """.formatted(group, unroll, streaming ? 1 : 0,
+            // HIP's second bound means something else (waves per execution unit): CUDA only
+            minBlocks > 0 ? "#if defined(__HIP__)\n#define BOUNDS __launch_bounds__(" + threads + ")\n#else\n#define BOUNDS __launch_bounds__("
+                + threads + ", " + minBlocks + ")\n#endif" : "",
+            minBlocks > 0 ? "BOUNDS" : "__launch_bounds__(" + threads + ")");
   }
 
   /** Compiled images by "runtime:capability", shared by every backend of the process. */

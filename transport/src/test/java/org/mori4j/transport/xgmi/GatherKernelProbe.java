@@ -35,6 +35,7 @@ public final class GatherKernelProbe {
     List<String> variants = new ArrayList<>(GatherVariants.catalogue().keySet());
     List<String> shapes = new ArrayList<>(ProbeShape.NAMES);
     int iters = 200;
+    List<Integer> streamCounts = List.of(1, 8);
     Path out = null;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
@@ -45,12 +46,14 @@ public final class GatherKernelProbe {
         case "--variants" -> variants = List.of(v.split(","));
         case "--shapes" -> shapes = List.of(v.split(","));
         case "--iters" -> iters = parseInts("--iters", v).getFirst();
+        case "--streams" -> streamCounts = parseInts("--streams", v);
         case "--out" -> out = Path.of(v);
-        default -> throw new IllegalArgumentException("unknown argument '" + a + "' (known: --devices --variants --shapes --iters --out)");
+        default -> throw new IllegalArgumentException("unknown argument '" + a + "' (known: --devices --variants --shapes --iters --streams --out)");
       }
     }
     if (devices.isEmpty() || devices.size() > 2) throw new IllegalArgumentException("--devices: one or two ids, got " + devices);
     if (iters < 5) throw new IllegalArgumentException("--iters: at least 5, got " + iters);
+    for (int k : streamCounts) if (k < 1 || k > 64) throw new IllegalArgumentException("--streams: each between 1 and 64, got " + streamCounts);
     for (String v : variants) GatherVariants.catalogue().keySet().stream().filter(v::equals).findAny()
         .orElseThrow(() -> new IllegalArgumentException("--variants: unknown '" + v + "' (known: " + GatherVariants.catalogue().keySet() + ")"));
     for (String s : shapes) ProbeShape.of(s);
@@ -74,6 +77,7 @@ public final class GatherKernelProbe {
     rows.add("| shape | dir | variant | grid (CTAs x y x threads) | bytes ok | gpu p50 us | gpu p90 us | GB/s at p50 | of copy |");
     rows.add("|---|---|---|---|---|---|---|---|---|");
     List<String> tsv = new ArrayList<>(List.of("shape\tdir\tvariant\tgrid\tcheck\tp50_us\tp90_us\tgbps_p50\tof_copy"));
+    int maxStreams = streamCounts.stream().mapToInt(Integer::intValue).max().orElse(1);
     try (ProbeBuffers.Checker ca = new ProbeBuffers.Checker(gpu, a); ProbeBuffers.Checker cb = a == b ? null : new ProbeBuffers.Checker(gpu, b)) {
       warmUp(gpu, a);
       for (String s : shapes) {
@@ -81,18 +85,40 @@ public final class GatherKernelProbe {
         try (ProbeBuffers buf = new ProbeBuffers(gpu, shape, a, b, ca, cb == null ? ca : cb)) {
           for (String dir : dirs) {
             int runOn = dir.equals("pull") ? b : a;
-            try (GpuStream stream = gpu.createStream(runOn); GpuEvent e0 = gpu.createEvent(runOn, true); GpuEvent e1 = gpu.createEvent(runOn, true)) {
+            List<AutoCloseable> owned = new ArrayList<>();
+            try {
+              GpuStream[] streams = new GpuStream[maxStreams];
+              GpuEvent[] ends = new GpuEvent[maxStreams];
+              for (int i = 0; i < maxStreams; i++) {
+                owned.add(streams[i] = gpu.createStream(runOn));
+                owned.add(ends[i] = gpu.createEvent(runOn, true));
+              }
+              GpuEvent e0 = gpu.createEvent(runOn, true);
+              owned.add(e0);
               buf.uploadTables(runOn);
-              int n = shape.iters(iters);
-              float[] copy = time(stream, e0, e1, n, () -> buf.copyAll(stream));
-              double copyP50 = p(copy, 50);
-              String copyLabel = a == b ? "contiguous cuMemcpyDtoDAsync" : "contiguous cuMemcpyPeerAsync";
-              emit(rows, tsv, shape, dir, copyLabel, "1 copy", "-", copy, shape.bytes(), copyP50);
+              List<Case> cases = new ArrayList<>();
+              cases.add(new Case(a == b ? "contiguous cuMemcpyDtoDAsync" : "contiguous cuMemcpyPeerAsync", "1 copy", "-", 1, (st, k) -> buf.copyAll(st[0])));
               for (String v : variants) {
-                try (GatherVariants.Variant variant = GatherVariants.open(v, gpu, runOn)) {
-                  String ok = buf.checkOnce(stream, variant);
-                  float[] t = time(stream, e0, e1, n, () -> buf.run(stream, variant));
-                  emit(rows, tsv, shape, dir, v, variant.geometry(shape.perLaunch(), shape.blockSize()), ok, t, shape.bytes(), copyP50);
+                GatherVariants.Variant variant = GatherVariants.open(v, gpu, runOn);
+                owned.add(variant);
+                String ok = buf.checkOnce(streams[0], variant);
+                String grid = variant.geometry(shape.perLaunch(), shape.blockSize());
+                for (int k : shape.launches() > 1 ? streamCounts : List.of(1)) {
+                  cases.add(new Case(k == 1 ? v : v + ", " + k + " streams", grid, ok, k, (st, kk) -> buf.run(st, kk, variant)));
+                }
+              }
+              float[][] us = timeInRounds(cases, streams, e0, ends, shape.iters(iters));
+              double copyP50 = p(us[0], 50);
+              for (int c = 0; c < cases.size(); c++) {
+                Case x = cases.get(c);
+                emit(rows, tsv, shape, dir, x.label(), x.grid(), x.ok(), us[c], shape.bytes(), copyP50);
+              }
+            } finally {
+              for (int i = owned.size() - 1; i >= 0; i--) {
+                try {
+                  owned.get(i).close();
+                } catch (Exception e) {
+                  System.err.println("close: " + e);
                 }
               }
             }
@@ -118,16 +144,44 @@ public final class GatherKernelProbe {
     }
   }
 
-  private static float[] time(GpuStream stream, GpuEvent e0, GpuEvent e1, int iters, Runnable work) {
-    for (int w = 0; w < Math.max(3, iters / 10); w++) work.run();
-    stream.synchronize();
-    float[] us = new float[iters];
-    for (int i = 0; i < iters; i++) {
-      e0.record(stream);
-      work.run();
-      e1.record(stream);
-      e1.synchronize();
-      us[i] = e1.elapsedMillisSince(e0) * 1000f;
+  /** One timed row: its label, its grid, its byte check, the streams it spreads its launches over, and the work. */
+  private record Case(String label, String grid, String ok, int streams, Work work) {}
+
+  @FunctionalInterface
+  private interface Work {
+    void run(GpuStream[] streams, int count);
+  }
+
+  private static final int ROUNDS = 5;
+
+  /**
+   * GPU microseconds of each case, {@code iters} samples each, taken in {@value #ROUNDS} rounds that visit every case
+   * in turn, so that a clock or thermal drift during the shape is spread over all rows instead of landing on the
+   * first. A sample runs from an event before the work on the first stream to the last of the events recorded on
+   * every stream the work used.
+   */
+  private static float[][] timeInRounds(List<Case> cases, GpuStream[] streams, GpuEvent e0, GpuEvent[] ends, int iters) {
+    float[][] us = new float[cases.size()][iters];
+    int per = Math.max(1, iters / ROUNDS);
+    for (int done = 0; done < iters; done += per) {
+      int upto = Math.min(iters, done + per);
+      for (int c = 0; c < cases.size(); c++) {
+        Case x = cases.get(c);
+        int k = x.streams();
+        for (int w = 0; w < 2; w++) x.work().run(streams, k);
+        for (int s = 0; s < k; s++) streams[s].synchronize();
+        for (int i = done; i < upto; i++) {
+          e0.record(streams[0]);
+          x.work().run(streams, k);
+          for (int s = 0; s < k; s++) ends[s].record(streams[s]);
+          float worst = 0;
+          for (int s = 0; s < k; s++) {
+            ends[s].synchronize();
+            worst = Math.max(worst, ends[s].elapsedMillisSince(e0) * 1000f);
+          }
+          us[c][i] = worst;
+        }
+      }
     }
     return us;
   }

@@ -44,6 +44,8 @@ final class GatherVariants {
     m.put("t512", "backend's kernel in 512-thread CTAs");
     m.put("cs", "backend's kernel with streaming accesses (ld.global.nc.L1::no_allocate / st.global.cs on CUDA, nontemporal on HIP)");
     m.put("cta", "backend's kernel with a whole 256-thread CTA per item, 4 loads in flight per thread (16 KiB items)");
+    m.put("occ6", "backend's kernel compiled for 6 resident CTAs per SM (__launch_bounds__ min blocks; registers capped)");
+    m.put("occ8", "backend's kernel compiled for 8 resident CTAs per SM (registers capped at 32: may spill)");
     return m;
   }
 
@@ -57,6 +59,8 @@ final class GatherVariants {
       case "t512" -> new Flat(gpu, device, name, 32, 8, 512, false);
       case "cs" -> new Flat(gpu, device, name, 32, 8, 256, true);
       case "cta" -> new Flat(gpu, device, name, 256, 4, 256, false);
+      case "occ6" -> new Flat(gpu, device, name, 32, 8, 256, false, 6);
+      case "occ8" -> new Flat(gpu, device, name, 32, 8, 256, false, 8);
       default -> throw new IllegalArgumentException("variant: unknown name '" + name + "' (known: " + String.join(",", catalogue().keySet()) + ")");
     };
   }
@@ -228,7 +232,7 @@ final class GatherVariants {
 
   /** The backend's kernel text with other parameters (see {@link GatherKernel#source}). */
   static String flatSource(int group, int unroll, int threads, boolean streaming) {
-    return GatherKernel.source(group, unroll, threads, streaming);
+    return GatherKernel.source(group, unroll, threads, streaming, 0);
   }
 
   private static final class Flat implements Variant {
@@ -239,12 +243,16 @@ final class GatherVariants {
     private final int group, unroll, threads, resident;
 
     Flat(GpuRuntime gpu, int device, String name, int group, int unroll, int threads, boolean streaming) {
+      this(gpu, device, name, group, unroll, threads, streaming, 0);
+    }
+
+    Flat(GpuRuntime gpu, int device, String name, int group, int unroll, int threads, boolean streaming, int minBlocks) {
       this.gpu = gpu;
       this.name = name;
       this.group = group;
       this.unroll = unroll;
       this.threads = threads;
-      this.module = gpu.loadModule(device, gpu.compile(device, flatSource(group, unroll, threads, streaming), "probe_" + name + ".cu"));
+      this.module = gpu.loadModule(device, gpu.compile(device, GatherKernel.source(group, unroll, threads, streaming, minBlocks), "probe_" + name + ".cu"));
       this.fn = module.function(GatherKernel.NAME);
       int perSm = gpu.maxActiveBlocksPerMultiprocessor(fn, threads, 0);
       this.resident = Math.max(1, perSm) * gpu.multiprocessorCount(device);

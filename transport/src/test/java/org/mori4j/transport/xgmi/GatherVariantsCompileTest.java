@@ -39,6 +39,7 @@ class GatherVariantsCompileTest {
     assertEquals("ELF", new String(cubin, 1, 3, StandardCharsets.US_ASCII));
     ptx(GatherVariants.FIRST_SOURCE);
     ptx(GatherVariants.TWO_D_SOURCE);
+    assertTrue(ptx(GatherKernel.source(32, 8, 256, false, 8)).contains(".minnctapersm 8"), "no minimum CTAs per SM");
     ptx(ProbeBuffers.Checker.SOURCE);
   }
 }

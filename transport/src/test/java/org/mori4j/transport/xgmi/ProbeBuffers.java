@@ -99,11 +99,13 @@ final class ProbeBuffers implements AutoCloseable {
     });
   }
 
-  /** Every launch of the shape on {@code stream}. */
-  void run(GpuStream stream, GatherVariants.Variant v) {
-    long table = tables.get(stream.device()).address();
+  /** Every launch of the shape, round-robin over the first {@code count} of {@code streams} (as the backend spreads batches). */
+  void run(GpuStream[] streams, int count, GatherVariants.Variant v) {
+    long table = tables.get(streams[0].device()).address();
     int per = shape.perLaunch();
-    for (int t = 0; t < shape.launches(); t++) v.launch(stream, table + 16L * per * t, per, src.address(), dst.address(), shape.blockSize());
+    for (int t = 0; t < shape.launches(); t++) {
+      v.launch(streams[t % count], table + 16L * per * t, per, src.address(), dst.address(), shape.blockSize());
+    }
   }
 
   /** The same bytes as one contiguous copy on the same route. */
@@ -115,7 +117,7 @@ final class ProbeBuffers implements AutoCloseable {
   /** Runs {@code v} once on a zeroed destination and says "ok" or what is wrong. */
   String checkOnce(GpuStream stream, GatherVariants.Variant v) {
     checker.fill(dst.address(), slotBytes, 0, true);
-    run(stream, v);
+    run(new GpuStream[] {stream}, 1, v);
     stream.synchronize();
     long differ = checker.compare(checkTable.address(), shape.blocks(), src.address(), dst.address(), shape.blockSize());
     long stray = unusedCount == 0 ? 0 : checker.zeros(unused.address(), unusedCount, dst.address(), shape.blockSize());

@@ -29,8 +29,8 @@ record ProbeShape(String name, String label, int blocks, long blockSize, int lau
     return (long) blocks * blockSize;
   }
 
-  /** Timed iterations: {@code base} for batches up to 64 MiB, fewer for bigger ones, at least 10. */
+  /** Timed iterations: {@code base} for batches up to 64 MiB, fewer for bigger ones, at least 20. */
   int iters(int base) {
-    return (int) Math.max(10, Math.min(base, base * (64L << 20) / bytes()));
+    return (int) Math.max(20, Math.min(base, base * (64L << 20) / bytes()));
   }
 }
