@@ -46,7 +46,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * call's start to the launch call's start, from the runtime's timestamp. With {@code -p runtime=cuda} the same runs on
  * device 0 of a real GPU ({@link TimedGpuRuntime}: the CUDA runtime with a timestamp at each launch call), so "launch
  * at" then holds the real pinned table, the real upload call and the driver; the kernel's run and the completion stay
- * outside the measured time as above.
+ * outside the measured time as above. {@code -p table=device} copies the block table into device memory in front of
+ * every launch, as every batch did before the kernel read it in place; {@code roundTrip} (the call and its await) shows
+ * what reading it over PCIe costs the kernel.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode({Mode.SampleTime})
@@ -64,6 +66,21 @@ public class XgmiBatchHostBenchmark {
   /** {@code host-path} ({@link HostPathGpuRuntime}, no GPU) or {@code cuda} (device 0 of a real GPU). */
   @Param({"host-path"})
   public String runtime;
+
+  /**
+   * Where the kernel reads its block table ({@code mori4j.xgmi.block-table}): {@code mapped} (in place from the
+   * pinned buffer, no upload call) or {@code device} (the copy in front of every launch that every batch made before).
+   */
+  @Param({"mapped"})
+  public String table;
+
+  /**
+   * The engines' {@code mori4j.engine.await-spin}: {@code default} leaves the configuration's ({@code auto}: 50 us on 8
+   * or more processors), a duration (say {@code 1ms}) keeps the caller spinning through the whole batch, so that the
+   * next call starts on a core that still holds its arrays and the table.
+   */
+  @Param({"default"})
+  public String awaitSpin;
 
   private GpuRuntime device;
   private LaunchClock clock;
@@ -100,6 +117,8 @@ public class XgmiBatchHostBenchmark {
     }
     GpuRuntimes.register(MODE, device);
     System.setProperty("mori4j.gpu.runtime", MODE);
+    System.setProperty("mori4j.xgmi.block-table", table);
+    if (!awaitSpin.equals("default")) System.setProperty("mori4j.engine.await-spin", awaitSpin);
     ConfigFactory.invalidateCaches();
     long bytes = 2L * blocks * BLOCK;
     src = device.allocDevice(0, bytes);
@@ -167,6 +186,18 @@ public class XgmiBatchHostBenchmark {
     return status;
   }
 
+  /**
+   * The {@code batchWrite} call and its {@code await}: the whole batch, the kernel's run on the GPU included, so that
+   * reading the block table over PCIe ({@code table=mapped}) can be compared with copying it first ({@code device}).
+   */
+  @Benchmark
+  public TransferStatus roundTrip() {
+    TransferStatus s = session.batchWrite(offsets, offsets, sizes, initiator.allocateTransferUid());
+    s.await();
+    if (!s.succeeded()) throw new IllegalStateException("batch failed: " + s.code() + " " + s.message());
+    return s;
+  }
+
   @TearDown(Level.Invocation)
   public void complete() {
     TransferStatus s = status;
@@ -185,6 +216,8 @@ public class XgmiBatchHostBenchmark {
     dst.close();
     if (device instanceof HostPathGpuRuntime h) h.shutdown();
     System.clearProperty("mori4j.gpu.runtime");
+    System.clearProperty("mori4j.xgmi.block-table");
+    System.clearProperty("mori4j.engine.await-spin");
     ConfigFactory.invalidateCaches();
     GpuRuntimes.register(MODE, null);
   }
