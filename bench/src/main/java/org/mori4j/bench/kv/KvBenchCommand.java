@@ -38,6 +38,8 @@ import picocli.CommandLine.Option;
  * the engine timed after each stream (after the same idle gap), and where the last layer's time went, with a simulated prefill paced
  * by default at the model's estimated compute time per layer. After each row the migrated bytes are checked
  * ({@code --no-verify} skips it). On XGMI the driver's own peer copy of the same bytes is timed after the rows.
+ * With {@code --pairs N} (TCP) or {@code --prefill-gpus}/{@code --decode-gpus} (XGMI) several pairs migrate at
+ * once instead ({@link KvPairsBench}).
  */
 @Command(name = "kv-bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = "KV-cache migration between two JVMs on model layouts (push, pull, layer-streamed), beside a contiguous transfer.")
@@ -69,6 +71,16 @@ public final class KvBenchCommand implements Callable<Integer> {
 
   @Option(names = "--target-gpu-device", defaultValue = "1", description = "xgmi: the receiver's GPU (default: ${DEFAULT-VALUE}).")
   int targetGpuDevice;
+
+  @Option(names = "--prefill-gpus",
+      description = "xgmi, several pairs at once: the prefill engines' GPUs, e.g. 0,1 (pair i: --prefill-gpus[i] -> --decode-gpus[i]; repeats allowed).")
+  String prefillGpus;
+
+  @Option(names = "--decode-gpus", description = "xgmi, several pairs at once: the decode engines' GPUs, as many as --prefill-gpus, e.g. 2,3.")
+  String decodeGpus;
+
+  @Option(names = "--pairs", description = "tcp: this many prefill -> decode pairs migrating at once (one JVM per decode engine); xgmi: must match the GPU lists.")
+  Integer pairs;
 
   @Option(names = "--xgmi-single-process", description = "xgmi: the receiver's engine in this JVM (direct peer copies) instead of a second JVM (IPC handles).")
   boolean xgmiSingleProcess;
@@ -130,6 +142,11 @@ public final class KvBenchCommand implements Callable<Integer> {
     if (tokens == null || tokens.length == 0) return "--tokens needs at least one request length";
     for (int t : tokens) if (t < 1) return "--tokens must be positive: " + t;
     for (String mode : modes) if (!List.of("push", "pull", "stream").contains(mode)) return "--mode: unknown mode '" + mode + "' (push, pull, stream)";
+    try {
+      if (KvPairs.of(backend, prefillGpus, decodeGpus, pairs) != null && plot != null) return "--plot draws one pair's rows; not with --pairs or GPU lists";
+    } catch (IllegalArgumentException e) {
+      return e.getMessage();
+    }
     return null;
   }
 
@@ -140,6 +157,11 @@ public final class KvBenchCommand implements Callable<Integer> {
     KvModel m = KvModel.preset(model);
     boolean xgmi = backend.equals("xgmi");
     GpuRuntime gpu = xgmi ? gpuRuntime() : null;
+    KvPairs several = KvPairs.of(backend, prefillGpus, decodeGpus, pairs);
+    if (several != null) {
+      String why = xgmi ? several.gpuProblem(gpu) : null;
+      return why != null ? usage(why) : KvPairsBench.run(this, several, gpu);
+    }
     if (xgmi) {
       String why = gpuProblem(gpu, gpuDevice, targetGpuDevice);
       if (why != null) return usage(why);

@@ -96,7 +96,7 @@ final class KvBenchRuns {
   }
 
   /** One whole migration: call to completion on this side (the receiver hears of it after; that is awaited untimed). */
-  private long migrate(KvCache local, KvCacheDesc remote, int[] src, int[] dst, KvMigration.Mode mode, String req) throws InterruptedException {
+  long migrate(KvCache local, KvCacheDesc remote, int[] src, int[] dst, KvMigration.Mode mode, String req) throws InterruptedException {
     long t0 = System.nanoTime();
     KvMigration m = local.migrate(req, src, remote, dst, mode);
     if (!m.await(LIMIT)) throw new IllegalStateException("migration " + req + " still running after " + LIMIT);

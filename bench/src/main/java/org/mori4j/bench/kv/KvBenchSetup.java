@@ -36,6 +36,15 @@ final class KvBenchSetup implements AutoCloseable {
   /** {@code gpu} null: TCP over host memory; else XGMI from {@code device} to {@code targetDevice}. */
   KvBenchSetup(KvModel model, int blockTokens, int capacity, long contiguous, GpuRuntime gpu, int device, int targetDevice,
                boolean singleProcess) throws Exception {
+    this(model, blockTokens, capacity, contiguous, gpu, device, targetDevice, singleProcess, "");
+  }
+
+  /**
+   * As above, the engines' keys ending in {@code suffix}: several setups in one JVM (kv-bench's pairs) need keys of
+   * their own, since a JVM opens one engine per key.
+   */
+  KvBenchSetup(KvModel model, int blockTokens, int capacity, long contiguous, GpuRuntime gpu, int device, int targetDevice,
+               boolean singleProcess, String suffix) throws Exception {
     boolean xgmi = gpu != null;
     KvCacheLayout layout = model.layout(blockTokens, capacity);
     try {
@@ -44,13 +53,13 @@ final class KvBenchSetup implements AutoCloseable {
       memory = own(xgmi ? KvBenchMemory.gpu(layout, gpu, device) : KvBenchMemory.host(layout, arena));
       DeviceBuffer r = xgmi ? own(gpu.allocDevice(device, contiguous)) : null;
       java.lang.foreign.MemorySegment hostRegion = xgmi ? null : arena.allocate(contiguous, 4096);
-      engine = own(IoEngine.create("kv-bench-initiator", IoEngineConfig.loopback()));
+      engine = own(IoEngine.create("kv-bench-initiator" + suffix, IoEngineConfig.loopback()));
       KvBenchCommand.createBackend(engine, xgmi);
       region = xgmi ? engine.registerMemory(r.address(), contiguous, device, MemoryLocationType.GPU) : engine.registerMemory(hostRegion);
       if (xgmi && singleProcess) {
         KvBenchMemory targetMemory = own(KvBenchMemory.gpu(layout, gpu, targetDevice));
         DeviceBuffer tr = own(gpu.allocDevice(targetDevice, contiguous));
-        IoEngine target = own(IoEngine.create("kv-bench-target", IoEngineConfig.loopback()));
+        IoEngine target = own(IoEngine.create("kv-bench-target" + suffix, IoEngineConfig.loopback()));
         KvBenchCommand.createBackend(target, true);
         remoteRegion = target.registerMemory(tr.address(), contiguous, targetDevice, MemoryLocationType.GPU);
         KvCache targetCache = own(targetMemory.register(target, "kv-bench"));
@@ -60,7 +69,7 @@ final class KvBenchSetup implements AutoCloseable {
         target.registerRemoteEngine(engine.engineDesc());
         where = "xgmi, GPU" + device + " -> GPU" + targetDevice + ", one process";
       } else {
-        Process child = startChild(model, blockTokens, capacity, contiguous, xgmi ? new String[] {"xgmi", Integer.toString(targetDevice)} : new String[] {"tcp"});
+        Process child = startChild(model, blockTokens, capacity, contiguous, "kv-bench-target" + suffix, xgmi ? new String[] {"xgmi", Integer.toString(targetDevice)} : new String[] {"tcp"});
         owned.push(() -> {
           child.destroy();
           if (!child.waitFor(30, TimeUnit.SECONDS)) child.destroyForcibly();
@@ -87,7 +96,7 @@ final class KvBenchSetup implements AutoCloseable {
     return t;
   }
 
-  private static Process startChild(KvModel m, int blockTokens, int capacity, long contiguous, String[] backend) throws Exception {
+  private static Process startChild(KvModel m, int blockTokens, int capacity, long contiguous, String key, String[] backend) throws Exception {
     String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
     List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx512m", "-cp",
         System.getProperty("java.class.path"), KvBenchTarget.class.getName(), m.name(), Integer.toString(blockTokens), Integer.toString(capacity),
@@ -95,6 +104,7 @@ final class KvBenchSetup implements AutoCloseable {
     cmd.addAll(List.of(backend));
     String runtime = System.getProperty("mori4j.gpu.runtime");
     if (runtime != null) cmd.add(3, "-Dmori4j.gpu.runtime=" + runtime); // before -cp
+    cmd.add(3, "-D" + KvBenchTarget.KEY_PROPERTY + "=" + key);
     return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
   }
 

@@ -24,9 +24,12 @@ import org.mori4j.natives.gpu.GpuRuntime;
  * both processes of a host). For the byte check it fills blocks from a seed ({@code FILL <seed> <blocks>},
  * answered {@code FILLED}) and answers the CRC32C of blocks ({@code SUM <blocks>}, answered {@code SUM <crc>}).
  * Exits when stdin closes. Arguments: model, block tokens, blocks, contiguous bytes, then {@code tcp} or
- * {@code xgmi <device>}.
+ * {@code xgmi <device>}; the engine's key from the system property {@link #KEY_PROPERTY} (default
+ * {@code kv-bench-target}).
  */
 public final class KvBenchTarget {
+  static final String KEY_PROPERTY = "mori4j.kv-bench.target-key";
+
   public static void main(String[] args) throws Exception {
     KvModel model = KvModel.preset(args[0]);
     int blockTokens = Integer.parseInt(args[1]);
@@ -41,7 +44,7 @@ public final class KvBenchTarget {
     try (Arena arena = Arena.ofShared();
          KvBenchMemory mem = xgmi ? KvBenchMemory.gpu(layout, gpu, device) : KvBenchMemory.host(layout, arena);
          DeviceBuffer gpuRegion = xgmi ? gpu.allocDevice(device, contiguous) : null;
-         IoEngine engine = IoEngine.create("kv-bench-target", IoEngineConfig.loopback())) {
+         IoEngine engine = IoEngine.create(System.getProperty(KEY_PROPERTY, "kv-bench-target"), IoEngineConfig.loopback())) {
       KvBenchCommand.createBackend(engine, xgmi);
       MemoryDesc region = xgmi ? engine.registerMemory(gpuRegion.address(), contiguous, device, MemoryLocationType.GPU)
           : engine.registerMemory(arena.allocate(contiguous, 4096));

@@ -67,6 +67,52 @@ class KvBenchXgmiOnTestDeviceTest {
     assertTrue(out.contains("raw " + org.mori4j.bench.baseline.XgmiCopyBaseline.copySeries(device, 0, 1)), out);
   }
 
+  /**
+   * Two pairs at once in one process, GPU0 -> GPU1 and GPU1 -> GPU0: both pairs' slots checked on the devices'
+   * bytes, the raw peer copies of both pairs run together in every row, and a device the machine lacks refused.
+   */
+  @Test
+  void twoPairsAtOnceCrossingTheTwoDevicesCheckEveryByte(@TempDir Path dir) throws Exception {
+    Path json = dir.resolve("kv-pairs.json");
+    PrintStream saved = System.out;
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+    int code;
+    try {
+      code = Mori4jCommand.commandLine().execute("kv-bench", "--backend", "xgmi", "--xgmi-single-process", "--prefill-gpus", "0,1", "--decode-gpus", "1,0",
+          "--model", "deepseek-v3", "--tokens", "48", "--iters", "1", "--warmup", "0", "--mode", "push,pull,stream", "--layer-compute-us", "50",
+          "--json", json.toString());
+    } finally {
+      System.setOut(saved);
+    }
+    String out = buf.toString(StandardCharsets.UTF_8);
+    saved.print(out);
+    assertEquals(0, code, out);
+    assertTrue(out.contains("pair 0: GPU0 -> GPU1") && out.contains("pair 1: GPU1 -> GPU0"), out);
+    JsonNode rows = new ObjectMapper().readTree(json.toFile());
+    assertEquals(3, rows.size(), rows.toString());
+    for (JsonNode r : rows) {
+      assertEquals("xgmi", r.get("backend").asText());
+      assertEquals(2, r.get("pairs").asInt());
+      assertEquals(2 * 3 * 61, r.get("verifiedSlots").asInt(), r.toString());
+      assertTrue(r.get("rawCopyAvgBwGBps").asDouble() > 0 && r.get("rawCopySeries").asText().contains("GPU1->GPU0"), r.toString());
+      assertEquals(r.get("rawCopyAvgBwGBps").asDouble(), r.get("contiguousAvgBwGBps").asDouble(), 1e-9, "over XGMI the reference is the driver's copies");
+      assertEquals(2, r.get("perPair").size());
+      assertEquals(1, r.get("perPair").get(1).get("prefillDevice").asInt());
+      assertEquals(0, r.get("perPair").get(1).get("decodeDevice").asInt());
+    }
+    PrintStream savedErr = System.err;
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+    try {
+      code = Mori4jCommand.commandLine().execute("kv-bench", "--backend", "xgmi", "--prefill-gpus", "0,1", "--decode-gpus", "2,3");
+    } finally {
+      System.setErr(savedErr);
+    }
+    assertEquals(2, code);
+    assertTrue(err.toString(StandardCharsets.UTF_8).contains("--decode-gpus: device 2 does not exist; this machine has 2"), err.toString(StandardCharsets.UTF_8));
+  }
+
   @Test
   void aMissingDeviceIsNamedWithItsFlag() {
     KvBenchCommand c = new KvBenchCommand();

@@ -1,0 +1,116 @@
+package org.mori4j.bench.kv;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * One row of a multi-pair kv-bench run: one request length and mode migrated by every pair at once. An
+ * iteration's time is its slowest pair's (common release to that pair's end), so {@code p50LatUs}/{@code p99LatUs}
+ * are percentiles of the slowest pair per iteration and {@code avgBwGBps} is the aggregate (every pair's bytes over
+ * the slowest pair's time, averaged over the iterations). Beside it, from the same run: every pair's engine moving
+ * the same bytes as one contiguous transfer, all at once ({@code engineContiguous}), and over XGMI the driver's own
+ * contiguous copies of every pair run together ({@code rawCopy}, null over TCP); {@code contiguousAvgBwGBps} in the
+ * JSON is the latter over XGMI and the former over TCP. Stream rows add the exposed time (last {@code sendLayers}
+ * to the receiver hearing all layers), slowest pair per iteration. {@code perPair} breaks it down by pair.
+ */
+record KvPairsRow(String model, int tokens, String mode, String backend, String where, KvPairs pairs, long bytesPerPair, int blocks,
+                  KvBenchRuns.Stats slowest, KvBenchRuns.Stats engineContiguous, KvBenchRuns.Stats rawCopy, String rawSeries,
+                  KvBenchRuns.Stats exposedSlowest, double layerComputeUs, int verifiedSlots, List<PerPair> perPair) {
+
+  /** One pair's share of a row: its own times from the common release, its transfers after coalescing. */
+  record PerPair(KvPairs.Pair pair, int transfers, KvBenchRuns.Stats run, KvBenchRuns.Stats contiguous, KvBenchRuns.Stats exposed) {}
+
+  long bytes() {
+    return bytesPerPair * pairs.size();
+  }
+
+  int transfers() {
+    return perPair.stream().mapToInt(PerPair::transfers).sum();
+  }
+
+  /** The contiguous reference of the row: the driver's copies over XGMI, the engine's own transfers over TCP. */
+  KvBenchRuns.Stats reference() {
+    return rawCopy != null ? rawCopy : engineContiguous;
+  }
+
+  String note() {
+    String n = pairs.sharesDevice()
+        ? "a GPU carries two engines of one side or a pair stays within one GPU: copies share a device's memory bandwidth; says nothing about NVLink/XGMI between GPUs"
+        : pairs.xgmi() ? "every pair between two distinct GPUs" : "CPU memory over TCP on loopback";
+    return n + "; " + where;
+  }
+
+  String line() {
+    StringBuilder b = new StringBuilder(String.format(Locale.ROOT,
+        "%-11s %6d tok %6s  %d pairs x %8.1f MiB  slowest pair p50 %9.0f us  p99 %9.0f us  aggregate %7.2f GB/s"
+            + "  engine contiguous %7.2f GB/s (%3.0f%%)",
+        model, tokens, mode, pairs.size(), bytesPerPair / 1048576.0, slowest.p50Nanos() / 1e3, slowest.p99Nanos() / 1e3, slowest.avgBwGBps(),
+        engineContiguous.avgBwGBps(), 100 * slowest.avgBwGBps() / engineContiguous.avgBwGBps()));
+    if (rawCopy != null)
+      b.append(String.format(Locale.ROOT, "  %s %7.2f GB/s (%3.0f%%)", rawSeries, rawCopy.avgBwGBps(), 100 * slowest.avgBwGBps() / rawCopy.avgBwGBps()));
+    if (exposedSlowest != null)
+      b.append(String.format(Locale.ROOT, "  exposed (slowest pair) p50 %.0f us p99 %.0f us, prefill %.0f us/layer", exposedSlowest.p50Nanos() / 1e3,
+          exposedSlowest.p99Nanos() / 1e3, layerComputeUs));
+    b.append(verifiedSlots > 0 ? "  bytes checked (" + verifiedSlots + " slots, every pair)" : "  bytes not checked");
+    for (PerPair p : perPair) {
+      b.append(String.format(Locale.ROOT, "%n    pair %d %-28s %6d transfers  p50 %9.0f us  p99 %9.0f us  %7.2f GB/s  contiguous %7.2f GB/s",
+          p.pair.index(), p.pair.route(), p.transfers, p.run.p50Nanos() / 1e3, p.run.p99Nanos() / 1e3, p.run.avgBwGBps(), p.contiguous.avgBwGBps()));
+      if (p.exposed != null) b.append(String.format(Locale.ROOT, "  exposed p50 %.0f us", p.exposed.p50Nanos() / 1e3));
+    }
+    return b.toString();
+  }
+
+  static String table(List<KvPairsRow> rows) {
+    StringBuilder b = new StringBuilder("| model | tokens | mode | pairs | MiB per pair | transfers (all pairs) | slowest pair p50 us | p99 us | aggregate GB/s "
+        + "| engine contiguous GB/s | raw copies GB/s | % of reference | exposed p50/p99 us | checked slots |\n"
+        + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (KvPairsRow r : rows) {
+      b.append(String.format(Locale.ROOT, "| %s | %d | %s | %d | %.1f | %d | %.0f | %.0f | %.2f | %.2f | %s | %.0f%% | %s | %d |%n", r.model, r.tokens,
+          r.mode, r.pairs.size(), r.bytesPerPair / 1048576.0, r.transfers(), r.slowest.p50Nanos() / 1e3, r.slowest.p99Nanos() / 1e3,
+          r.slowest.avgBwGBps(), r.engineContiguous.avgBwGBps(), r.rawCopy == null ? "-" : String.format(Locale.ROOT, "%.2f", r.rawCopy.avgBwGBps()),
+          100 * r.slowest.avgBwGBps() / r.reference().avgBwGBps(),
+          r.exposedSlowest == null ? "-" : String.format(Locale.ROOT, "%.0f / %.0f", r.exposedSlowest.p50Nanos() / 1e3, r.exposedSlowest.p99Nanos() / 1e3),
+          r.verifiedSlots));
+    }
+    return b.toString();
+  }
+
+  static String json(List<KvPairsRow> rows) {
+    StringBuilder b = new StringBuilder("[\n");
+    for (int i = 0; i < rows.size(); i++) {
+      KvPairsRow r = rows.get(i);
+      b.append(String.format(Locale.ROOT, "  {\"model\": \"%s\", \"tokens\": %d, \"bytes\": %d, \"bytesPerPair\": %d, \"blocks\": %d, \"transfers\": %d, "
+              + "\"mode\": \"%s\", \"backend\": \"%s\", \"pairs\": %d, \"sharedDevice\": %b, \"note\": \"%s\", "
+              + "\"avgBwGBps\": %s, \"p50LatUs\": %s, \"p99LatUs\": %s, \"contiguousAvgBwGBps\": %s, \"engineContiguousAvgBwGBps\": %s, "
+              + "\"engineContiguousP50LatUs\": %s, \"rawCopyAvgBwGBps\": %s, \"rawCopyP50LatUs\": %s, \"rawCopySeries\": %s, "
+              + "\"exposedP50Us\": %s, \"exposedP99Us\": %s, \"layerComputeUs\": %s, \"verifiedSlots\": %d, \"perPair\": [",
+          r.model, r.tokens, r.bytes(), r.bytesPerPair, r.blocks, r.transfers(), r.mode, r.backend, r.pairs.size(), r.pairs.sharesDevice(),
+          esc(r.note()), num(r.slowest.avgBwGBps()), us(r.slowest.p50Nanos()), us(r.slowest.p99Nanos()), num(r.reference().avgBwGBps()),
+          num(r.engineContiguous.avgBwGBps()), us(r.engineContiguous.p50Nanos()), r.rawCopy == null ? "null" : num(r.rawCopy.avgBwGBps()),
+          r.rawCopy == null ? "null" : us(r.rawCopy.p50Nanos()), r.rawCopy == null ? "null" : "\"" + esc(r.rawSeries) + "\"",
+          r.exposedSlowest == null ? "null" : us(r.exposedSlowest.p50Nanos()), r.exposedSlowest == null ? "null" : us(r.exposedSlowest.p99Nanos()),
+          num(r.layerComputeUs), r.verifiedSlots));
+      for (int k = 0; k < r.perPair.size(); k++) {
+        PerPair p = r.perPair.get(k);
+        b.append(String.format(Locale.ROOT, "%s{\"pair\": %d, \"prefillDevice\": %d, \"decodeDevice\": %d, \"route\": \"%s\", \"transfers\": %d, "
+                + "\"avgBwGBps\": %s, \"p50LatUs\": %s, \"p99LatUs\": %s, \"contiguousAvgBwGBps\": %s, \"exposedP50Us\": %s}",
+            k == 0 ? "" : ", ", p.pair.index(), p.pair.prefill(), p.pair.decode(), p.pair.route(), p.transfers, num(p.run.avgBwGBps()),
+            us(p.run.p50Nanos()), us(p.run.p99Nanos()), num(p.contiguous.avgBwGBps()), p.exposed == null ? "null" : us(p.exposed.p50Nanos())));
+      }
+      b.append("]}").append(i + 1 < rows.size() ? "," : "").append('\n');
+    }
+    return b.append("]\n").toString();
+  }
+
+  private static String us(long nanos) {
+    return num(nanos / 1e3);
+  }
+
+  private static String num(double v) {
+    return Double.isNaN(v) || Double.isInfinite(v) ? "null" : String.format(Locale.ROOT, "%.3f", v);
+  }
+
+  private static String esc(String s) {
+    return s.replace("\\", "\\\\").replace("\"", "\\\"");
+  }
+}
