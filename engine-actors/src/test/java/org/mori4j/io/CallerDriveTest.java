@@ -149,6 +149,8 @@ class CallerDriveTest {
     List<TransferStatus> all = new ArrayList<>();
     long lastSeed = 0;
     for (int round = 0; round < 20; round++) {
+      // the last round's burst put the connection in burst mode (every op takes the loop); two ops alone on it end that
+      loneWrites(2);
       // an idle connection: this one leaves from the caller's thread (once the loop, which completed the last round's
       // ops, has let the connection go: a submitter never waits for the loop's hold, it takes the loop's path then)
       idle();
@@ -183,6 +185,39 @@ class CallerDriveTest {
       all.clear();
     }
     assertTrue(CallerDriveStats.sent() - sent >= 10, "caller path taken " + (CallerDriveStats.sent() - sent) + " of 20 times");
+  }
+
+  /** {@code n} small writes, each awaited before the next: a ping-pong. */
+  private void loneWrites(int n) {
+    for (int i = 0; i < n; i++) {
+      idle();
+      ok(initiator.write(local, 15L << 20, remote, 15L << 20, 64, initiator.allocateTransferUid()), "lone write " + i);
+    }
+  }
+
+  @Test
+  void aBurstTakesTheLoopUntilAPingPongComesBack() {
+    loneWrites(2);
+    long slot = 13L << 20;
+    for (int burst = 0; burst < 2; burst++) {
+      List<TransferStatus> all = new ArrayList<>();
+      long sentBefore = CallerDriveStats.sent();
+      if (burst == 0) {
+        // the first burst's first op leaves from the caller; the second op, submitted while it is out, marks the burst
+        all.add(callerSent("first op of the first burst", () -> initiator.write(local, slot, remote, slot, 4096, initiator.allocateTransferUid())));
+        sentBefore = CallerDriveStats.sent();
+      } else {
+        idle();
+      }
+      for (int k = all.size(); k < 8; k++)
+        all.add(initiator.write(local, slot + k * 4096L, remote, slot + k * 4096L, 4096, initiator.allocateTransferUid()));
+      for (TransferStatus s : all) ok(s, "burst " + burst);
+      assertEquals(sentBefore, CallerDriveStats.sent(), "burst " + burst + ": an op left from the caller's thread behind a caller-sent one, or in a burst after one");
+    }
+    assertSame(slot, slot, 8 * 4096L, "bursts");
+    // two ops alone on the connection: a ping-pong again, and the next op leaves from the caller's thread
+    loneWrites(2);
+    ok(callerSent("op after the ping-pong came back", () -> initiator.write(local, slot, remote, slot, 4096, initiator.allocateTransferUid())), "after");
   }
 
   @Test

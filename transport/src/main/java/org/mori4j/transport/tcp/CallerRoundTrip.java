@@ -70,7 +70,13 @@ final class CallerRoundTrip implements CallerDrive {
     if (c.tls != null || c.dead || c.queued.get() != 0 || !eligible(op) || c.loop.onLoopThread()) return false;
     // a racy look first (checked again under the hold): a connection with ops in flight is not taken even for a moment,
     // since a loop that finds it held parks until it is let go (a burst of submits would park it once per op)
-    if (c.head != null || c.sending != null) return false;
+    if (c.bursting) return false;
+    if (c.head != null || c.sending != null) {
+      // a second op while the caller's own first one is still out: this caller submits bursts here, where a first op
+      // sent ahead alone only wakes the target, the loop and the caller once more each (see InitiatorConnection#bursting)
+      if (c.callerPending != null) c.bursting = true;
+      return false;
+    }
     if (!c.enter(TcpConnection.CALLER)) return false;
     boolean wake = false;
     try {
