@@ -12,6 +12,11 @@
 #            pull and layer-streamed, in one process and in two (JSON per process mode); Llama-3-8B layer-streamed
 #            in both modes; with MORI4J_KV_HOP_TRACE=1 (the landed hop's stages at each JVM's exit; both ends
 #            only in one process) and the landing board as configured (MORI4J_KV_LANDING_BOARD=off: Pekko only)
+#   kv4      issue 16 item 3: kv-bench with two prefill engines pushing to two decode engines at once, Llama-3-70B,
+#            4,096 tokens, fully scattered, push, pull and layer-streamed, every engine in one JVM and one JVM per
+#            decode engine: on 4+ GPUs --prefill-gpus 0,1 --decode-gpus 2,3 and also 0,1 -> 1,0; on 2 GPUs 0,1 -> 1,0
+#            (each GPU sends once and receives once); on 1 GPU 0,0 -> 0,0 (a dry run: says nothing about NVLink).
+#            MORI4J_KV4_ITERS / MORI4J_KV4_WARMUP (default 20 / 3) and MORI4J_KV4_TOKENS (default 4096) shrink it
 #   xgmi     issue 15: bench/record-xgmi-results.sh's rows in one process (the two-process rows: part xgmi2)
 #   xgmi2    the same rows with the target in a second JVM
 # DIR defaults to bench/results/<UTC>-<commit>-multi-gpu. MORI4J_CMD is how mori4j runs (default:
@@ -20,8 +25,8 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-part=${1:?usage: record-multi-gpu-acceptance.sh gpuinit|kv|xgmi|xgmi2 [DIR]}
-case $part in gpuinit|kv|xgmi|xgmi2) ;; *) echo "unknown part '$part' (gpuinit, kv, xgmi, xgmi2)" >&2; exit 2;; esac
+part=${1:?usage: record-multi-gpu-acceptance.sh gpuinit|kv|kv4|xgmi|xgmi2 [DIR]}
+case $part in gpuinit|kv|kv4|xgmi|xgmi2) ;; *) echo "unknown part '$part' (gpuinit, kv, kv4, xgmi, xgmi2)" >&2; exit 2;; esac
 commit=${MORI4J_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 dir=${2:-bench/results/$(date -u +%Y%m%dT%H%MZ)-$commit-multi-gpu}
 mkdir -p "$dir"
@@ -78,6 +83,21 @@ case $part in
         --model llama3-70b --tokens 4096 --fragmentation 1 --mode push,pull,stream --json "$dir/kv-xgmi-llama3-70b-4096-$proc-process.json"
       step "kv-xgmi-llama3-8b-4096-$proc-process" 200 "${mori4j[@]}" kv-bench --backend xgmi --gpu-device 0 --target-gpu-device "$target" "${flag[@]}" \
         --model llama3-8b --tokens 4096 --fragmentation 1 --mode stream --json "$dir/kv-xgmi-llama3-8b-4096-$proc-process.json"
+    done
+    ;;
+  kv4)
+    if [ "$gpus" -ge 4 ]; then layouts=("0,1 2,3" "0,1 1,0")
+    elif [ "$gpus" -ge 2 ]; then layouts=("0,1 1,0")
+    else layouts=("0,0 0,0"); fi
+    for l in "${layouts[@]}"; do
+      read -r pre dec <<< "$l"
+      for proc in single multi; do
+        flag=(); [ $proc = single ] && flag=(--xgmi-single-process)
+        name="kv4-xgmi-llama3-70b-${pre//,/}to${dec//,/}-$proc-jvm"
+        step "$name" 290 "${mori4j[@]}" kv-bench --backend xgmi --prefill-gpus "$pre" --decode-gpus "$dec" "${flag[@]}" --model llama3-70b \
+          --tokens "${MORI4J_KV4_TOKENS:-4096}" --fragmentation 1 --mode push,pull,stream --iters "${MORI4J_KV4_ITERS:-20}" --warmup "${MORI4J_KV4_WARMUP:-3}" \
+          --max-memory 65536 --json "$dir/$name.json"
+      done
     done
     ;;
   xgmi|xgmi2)
