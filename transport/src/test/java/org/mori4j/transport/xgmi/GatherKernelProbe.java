@@ -21,18 +21,20 @@ import org.mori4j.natives.gpu.GpuStream;
  * (which shows the kernel's issue rate and geometry, not the link).
  *
  * <pre>
- * bash .device/run.sh org.mori4j.transport.xgmi.GatherKernelProbe [--devices 0,1] [--variants backend,flat,...]
- *     [--shapes 4k,16k,kv-layers,kv-one,256m] [--iters 200] [--out DIR]
+ * bash .device/run.sh org.mori4j.transport.xgmi.GatherKernelProbe [--devices 0,1] [--variants backend,2d,...]
+ *     [--shapes 4k,16k,kv-layers,kv-one,256m] [--iters 200] [--streams 1,8] [--out DIR]
  * </pre>
  *
- * <p>{@code --out} writes {@code gather-probe.md} (a table) and {@code gather-probe.tsv} there as well as printing.
+ * <p>Rows are timed in rounds that visit every variant in turn; shapes of several launches are also timed with the
+ * launches round-robin over {@code --streams} streams. {@code --out} writes {@code gather-probe.md} (a table) and
+ * {@code gather-probe.tsv} there as well as printing.
  */
 public final class GatherKernelProbe {
   private GatherKernelProbe() {}
 
   public static void main(String[] args) throws IOException {
     List<Integer> devices = List.of(0);
-    List<String> variants = new ArrayList<>(GatherVariants.catalogue().keySet());
+    List<String> variants = GatherVariants.defaults();
     List<String> shapes = new ArrayList<>(ProbeShape.NAMES);
     int iters = 200;
     List<Integer> streamCounts = List.of(1, 8);
