@@ -9,12 +9,15 @@ import org.mori4j.natives.gpu.GpuStream;
 import org.mori4j.natives.gpu.KernelArgs;
 
 /**
- * The gather/scatter kernel that moves every block of a batch in one launch. Its arguments are a table in
- * device memory, the block count, the source and destination base addresses, the blocks' common size (0 when
- * they differ) and the pieces per block. The table holds {@code n} source offsets, then {@code n} destination
- * offsets, then, only when the sizes differ, {@code n} sizes (64-bit each); offsets rather than pointers so that
- * the worker can copy an op's offset arrays into the table in bulk instead of adding a base to every entry. It is
- * uploaded with one asynchronous copy from a pinned buffer the slot keeps, on the same stream before the launch.
+ * The gather/scatter kernel that moves every block of a batch in one launch. Its arguments are a table, the
+ * block count, the source and destination base addresses, the blocks' common size (0 when they differ) and the
+ * pieces per block. The table holds {@code n} source offsets, then {@code n} destination offsets, then, only when
+ * the sizes differ, {@code n} sizes (64-bit each); offsets rather than pointers so that the worker can copy an op's
+ * offset arrays into the table in bulk instead of adding a base to every entry. It lives in a page-locked buffer the
+ * slot keeps, which the kernel reads in place where the runtime maps it into the device (the default,
+ * {@code mori4j.xgmi.block-table = mapped}), or which is uploaded to device memory with one asynchronous copy on the
+ * same stream before the launch; a group reads its block's entries once per block, so a mapped table costs one PCIe
+ * read latency per group at the start of its first item.
  *
  * <p>The batch is cut into work items of {@value #PIECE_BYTES} bytes, piece {@code p} of block {@code i} being
  * item {@code i * pieces + p} ({@code pieces} from the largest block); a group of 32 threads (a warp on NVIDIA,
@@ -216,8 +219,8 @@ final class GatherKernel implements AutoCloseable {
   }
 
   /**
-   * Launches the kernel on {@code stream} for the {@code n} blocks whose table is at {@code table} (device
-   * memory of {@code stream}'s device), offsets from {@code srcBase} and {@code dstBase}; {@code sameSize} is
+   * Launches the kernel on {@code stream} for the {@code n} blocks whose table is at {@code table} (an address
+   * {@code stream}'s device reads: its memory or mapped page-locked host memory), offsets from {@code srcBase} and {@code dstBase}; {@code sameSize} is
    * the size of every block, or 0 when the table carries sizes; {@code maxBlock} is the largest block, which sets
    * the pieces per block.
    */

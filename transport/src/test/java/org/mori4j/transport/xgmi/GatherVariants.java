@@ -14,7 +14,8 @@ import org.mori4j.natives.gpu.KernelArgs;
  * name so that a run on the real link (2x H200) compares them there: the previous backend kernel (a group per
  * block on a two-dimensional grid), the first kernel (a CTA per block, one load in flight per thread), and the
  * backend's kernel text ({@link GatherKernel#source}) with one parameter changed: loads in flight per thread, CTA
- * size, threads per work item, streaming accesses. Every variant takes the backend's table (source offsets,
+ * size, threads per work item, streaming accesses, register bounds; and the backend's kernel reading its table from
+ * mapped page-locked host memory, as the engine does by default. Every variant takes the backend's table (source offsets,
  * destination offsets, sizes when they differ) and moves 16-byte aligned blocks; the probe checks their bytes.
  */
 final class GatherVariants {
@@ -29,6 +30,11 @@ final class GatherVariants {
 
     void launch(GpuStream stream, long table, int n, long srcBase, long dstBase, long blockSize);
 
+    /** Whether it reads its table in place from page-locked host memory (the engine's default) instead of device memory. */
+    default boolean mappedTable() {
+      return false;
+    }
+
     @Override
     void close();
   }
@@ -37,6 +43,7 @@ final class GatherVariants {
   static Map<String, String> catalogue() {
     Map<String, String> m = new LinkedHashMap<>();
     m.put("backend", "GatherKernel as the backend launches it: 4 KiB work items (32 threads x 8 loads in flight), 256-thread CTAs, occupancy grid");
+    m.put("mapped", "backend, reading its table in place from page-locked host memory over PCIe (mori4j.xgmi.block-table = mapped, the engine's default since 2e72642)");
     m.put("2d", "the previous backend kernel (to 37adaa5): a group of 32 per block, grid x over blocks (16 CTAs/SM cap), y over 4 KiB pieces");
     m.put("first", "the first kernel: a CTA of 256 per block, one 16-byte load in flight per thread");
     m.put("u4", "backend's kernel with 4 loads in flight per thread (2 KiB items)");
@@ -59,7 +66,8 @@ final class GatherVariants {
 
   static Variant open(String name, GpuRuntime gpu, int device) {
     return switch (name) {
-      case "backend" -> new Backend(gpu, device);
+      case "backend" -> new Backend(gpu, device, false);
+      case "mapped" -> new Backend(gpu, device, true);
       case "2d" -> new TwoD(gpu, device);
       case "first" -> new First(gpu, device);
       case "u4" -> new Flat(gpu, device, name, 32, 4, 256, false);
@@ -77,8 +85,10 @@ final class GatherVariants {
   private static final class Backend implements Variant {
     private final GatherKernel kernel;
     private final int resident;
+    private final boolean mapped;
 
-    Backend(GpuRuntime gpu, int device) {
+    Backend(GpuRuntime gpu, int device, boolean mapped) {
+      this.mapped = mapped;
       this.kernel = new GatherKernel(gpu);
       try (GpuModule m = gpu.loadModule(device, GatherKernel.image(gpu, device))) {
         this.resident = Math.max(1, gpu.maxActiveBlocksPerMultiprocessor(m.function(GatherKernel.NAME), GatherKernel.THREADS, 0))
@@ -86,7 +96,9 @@ final class GatherVariants {
       }
     }
 
-    @Override public String name() { return "backend"; }
+    @Override public String name() { return mapped ? "mapped" : "backend"; }
+
+    @Override public boolean mappedTable() { return mapped; }
 
     @Override public String geometry(int n, long blockSize) {
       Dim3 g = GatherKernel.grid(resident, n, blockSize);

@@ -13,6 +13,7 @@ import org.mori4j.natives.gpu.GpuModule.GpuFunction;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.gpu.GpuStream;
 import org.mori4j.natives.gpu.KernelArgs;
+import org.mori4j.natives.gpu.PinnedBuffer;
 
 /**
  * The memory of one {@link GatherKernelProbe} shape: a source buffer on one device and a destination buffer on the
@@ -33,6 +34,8 @@ final class ProbeBuffers implements AutoCloseable {
   private final MemorySegment hostTables;
   private final Arena arena = Arena.ofShared();
   private final Map<Integer, DeviceBuffer> tables = new HashMap<>();
+  /** The same tables in page-locked host memory, for variants that read them in place (made on first use). */
+  private PinnedBuffer pinnedTables;
 
   ProbeBuffers(GpuRuntime gpu, ProbeShape shape, int srcDevice, int dstDevice, Checker sourceFiller, Checker checker) {
     this.gpu = gpu;
@@ -99,9 +102,20 @@ final class ProbeBuffers implements AutoCloseable {
     });
   }
 
+  /** Where a kernel on {@code device} reads the tables in place from page-locked host memory. */
+  private long mappedTables(int device) {
+    if (pinnedTables == null) {
+      pinnedTables = gpu.allocPinned(16L * shape.blocks());
+      MemorySegment.copy(hostTables, 0, pinnedTables.segment(), 0, 16L * shape.blocks());
+    }
+    long at = gpu.mappedPointer(pinnedTables, device);
+    if (at == 0) throw new IllegalStateException(gpu.name() + " cannot map page-locked host memory into device " + device);
+    return at;
+  }
+
   /** Every launch of the shape, round-robin over the first {@code count} of {@code streams} (as the backend spreads batches). */
   void run(GpuStream[] streams, int count, GatherVariants.Variant v) {
-    long table = tables.get(streams[0].device()).address();
+    long table = v.mappedTable() ? mappedTables(streams[0].device()) : tables.get(streams[0].device()).address();
     int per = shape.perLaunch();
     for (int t = 0; t < shape.launches(); t++) {
       v.launch(streams[t % count], table + 16L * per * t, per, src.address(), dst.address(), shape.blockSize());
@@ -127,6 +141,7 @@ final class ProbeBuffers implements AutoCloseable {
   @Override
   public void close() {
     for (DeviceBuffer t : tables.values()) t.close();
+    if (pinnedTables != null) pinnedTables.close();
     src.close();
     dst.close();
     checkTable.close();
