@@ -29,6 +29,16 @@ public interface DeviceStaging {
   }
 
   /**
+   * Whether {@link Slot#close()} hands the slot back to a pool that {@link #tryOpenSlot} takes it from again, so that
+   * opening and closing one per transfer costs no allocation (the engine's pool, {@code mori4j.tcp.gpu-staging-prewarm}
+   * above 0). A stager then keeps only its first buffer and borrows the others for each transfer; without a pool it
+   * keeps every buffer it opened until it closes.
+   */
+  default boolean pooled() {
+    return false;
+  }
+
+  /**
    * One staging buffer and the copies into and out of it. Copies issued between two {@link #mark()} calls
    * must target one device. Used by one thread at a time.
    */

@@ -162,6 +162,12 @@ public final class GpuStaging implements DeviceStaging {
     for (int d : prewarmedDevices()) prewarm(d);
   }
 
+  /** With a pool, a closed slot goes back to it: stagers borrow their extra buffers per transfer (GpuStager). */
+  @Override
+  public boolean pooled() {
+    return prewarmSlots > 0;
+  }
+
   @Override
   public Slot tryOpenSlot(long bytes) {
     if (prewarmSlots == 0) return openSlot(bytes);

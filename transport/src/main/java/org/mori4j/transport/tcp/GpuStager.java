@@ -7,7 +7,8 @@ import org.mori4j.transport.LocalRegion;
 /**
  * Moves the payload of one GPU transfer at a time between device memory and a socket, through up to
  * {@value #SLOTS} staging buffers used in turn (fewer while the engine's pool is short: see open()), each with
- * its own copy queue. The payload (the transfer's blocks laid end to end) is cut into pieces, one piece per
+ * its own copy queue. With a pooled {@link DeviceStaging} the stager keeps its first buffer and borrows the
+ * others for each transfer (as many as its pieces can keep busy), giving them back at {@link #finish()}. The payload (the transfer's blocks laid end to end) is cut into pieces, one piece per
  * buffer at a time; a piece may span several blocks.
  * Outbound (device to socket), the device-to-host copies of the next pieces run while a piece is on the
  * socket; inbound (socket to device), a piece is copied onto the device while the next ones arrive in the
@@ -34,6 +35,8 @@ final class GpuStager {
 
   private final DeviceStaging staging;
   private final int chunk;
+  /** The staging pools its slots: buffers after the first are borrowed for a transfer and given back at its end. */
+  private final boolean borrow;
   private final DeviceStaging.Slot[] slots = new DeviceStaging.Slot[SLOTS];
   private final ByteBuffer[] views = new ByteBuffer[SLOTS];
   /** Copies were issued on the slot and their completion has not been seen yet. */
@@ -68,6 +71,7 @@ final class GpuStager {
   GpuStager(DeviceStaging staging, int chunk) {
     this.staging = staging;
     this.chunk = chunk;
+    this.borrow = staging.pooled();
   }
 
   /** Starts a transfer of one block; outbound, the device-to-host copies of the first pieces are issued at once. */
@@ -85,13 +89,14 @@ final class GpuStager {
   }
 
   private void begin(boolean out, LocalRegion r, long[] offs, long[] szs, long tot) {
-    open();
+    plan.plan(tot, chunk);
+    // a pooled stager borrows only the buffers this plan can keep busy (none beyond the first for a one-piece transfer)
+    open(borrow ? Math.min(SLOTS, plan.count()) : SLOTS);
     outbound = out;
     region = r;
     offsets = offs;
     sizes = szs;
     total = tot;
-    plan.plan(tot, chunk);
     sockPiece = 0;
     sockStart = 0;
     sockEnd = plan.length(0);
@@ -131,17 +136,17 @@ final class GpuStager {
   }
 
   /**
-   * Before a transfer: the first buffer is opened whatever it costs; the others, up to {@value #SLOTS}, only when
+   * Before a transfer: the first buffer is opened whatever it costs; the others, up to {@code want}, only when
    * the pool has one ready, so that a short pool means less overlap on this connection instead of a page-locked
    * allocation on the data path. A connection that got fewer tops up at its next transfer.
    */
-  private void open() {
+  private void open(int want) {
     if (nBuffers == 0) {
       slots[0] = staging.openSlot(chunk);
       views[0] = slots[0].buffer().asByteBuffer();
       nBuffers = 1;
     }
-    while (nBuffers < SLOTS) {
+    while (nBuffers < want) {
       DeviceStaging.Slot more = staging.tryOpenSlot(chunk);
       if (more == null) break;
       slots[nBuffers] = more;
@@ -293,7 +298,12 @@ final class GpuStager {
     return failure;
   }
 
-  /** Ends the current transfer (the buffers stay open for the next one). */
+  /**
+   * Ends the current transfer. The first buffer stays open for the next one; so do the others without a pool, while
+   * a pooled stager gives them back, so that the pool is shared by the transfers in progress instead of being held
+   * by every connection that ever staged one (a connection holds one buffer per direction, not four). A buffer
+   * given back with copies still running (a cancelled transfer) is handed out again only once they finished.
+   */
   void finish() {
     if (trace != null && region != null && total > 0) {
       trace[GpuStageTrace.T_END] = System.nanoTime();
@@ -303,12 +313,12 @@ final class GpuStager {
     offsets = null;
     sizes = null;
     total = moved = 0;
+    if (borrow) giveBack(1);
   }
 
-  /** Frees the buffers, after copies still running. Idempotent. */
-  void close() {
-    finish();
-    for (int i = 0; i < SLOTS; i++) {
+  /** Closes the buffers from {@code keep} on (pooled slots go back to their pool). */
+  private void giveBack(int keep) {
+    for (int i = keep; i < SLOTS; i++) {
       if (slots[i] != null) {
         try {
           slots[i].close();
@@ -320,6 +330,17 @@ final class GpuStager {
         busy[i] = false;
       }
     }
-    nBuffers = 0;
+    nBuffers = Math.min(nBuffers, keep);
+  }
+
+  /** Frees the buffers, after copies still running. Idempotent. */
+  void close() {
+    finish();
+    giveBack(0);
+  }
+
+  /** Buffers open now (tests: a pooled stager holds one between transfers). */
+  int buffers() {
+    return nBuffers;
   }
 }

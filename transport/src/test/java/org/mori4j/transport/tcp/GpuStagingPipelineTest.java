@@ -160,6 +160,47 @@ class GpuStagingPipelineTest {
     assertTrue(stagingA.openSlots.get() + stagingB.openSlots.get() > oneEach, "the stagers topped up once buffers were ready");
   }
 
+  /**
+   * With a pool (the engine's, prewarm above 0) a stager keeps one buffer and borrows the others per transfer: six
+   * pooled buffers per side serve four stagers per side (two lanes, both directions) at full depth one transfer at a
+   * time, every borrowed buffer is back in the pool when its transfer ends, and the bytes stay exact. Without the
+   * giving back, the first stagers would keep all six and the later ones get one buffer each.
+   */
+  @Test
+  void aPooledStagerKeepsOneBufferAndBorrowsTheOthersPerTransfer() throws InterruptedException {
+    for (HostBackedDeviceStaging st : List.of(stagingA, stagingB)) {
+      st.pool = true;
+      st.ready.set(6);
+    }
+    int seed = 300;
+    long size = (1 << 20) + 5; // six pieces through 256 KiB buffers: every stager wants four buffers
+    for (int i = 0; i < 4; i++) {
+      fill(aGpu, seed++);
+      RecordingOp w = single(TransferOp.WRITE, aGpu, 3, bGpu, 5, size);
+      assertNull(w.error, w.message);
+      assertSame(aGpu, 3, bGpu, 5, size, "pooled write " + i);
+      fill(bGpu, seed++);
+      RecordingOp r = single(TransferOp.READ, aGpu, 7, bGpu, 9, size);
+      assertNull(r.error, r.message);
+      assertSame(aGpu, 7, bGpu, 9, size, "pooled read " + i);
+    }
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    while ((stagingA.ready.get() != 6 || stagingB.ready.get() != 6) && System.nanoTime() < deadline) Thread.sleep(1);
+    assertEquals(6, stagingA.ready.get(), "initiator: borrowed buffers back in the pool after the transfers");
+    assertEquals(6, stagingB.ready.get(), "target: borrowed buffers back in the pool after the transfers");
+    // 16 transfer ends in all (8 per side), each with its stager's three extra buffers borrowed
+    assertEquals(48, stagingA.taken.get() + stagingB.taken.get(), "extra buffers borrowed, three per transfer per side");
+    int held = stagingA.openSlots.get() + stagingB.openSlots.get();
+    assertTrue(held > 0 && held <= 8, "between transfers each stager holds its first buffer only: " + held);
+    // a transfer of one piece borrows nothing
+    int before = stagingA.taken.get() + stagingB.taken.get();
+    fill(aGpu, seed);
+    RecordingOp small = single(TransferOp.WRITE, aGpu, 0, bGpu, 0, 4096);
+    assertNull(small.error, small.message);
+    assertSame(aGpu, 0, bGpu, 0, 4096, "pooled one-piece write");
+    assertEquals(before, stagingA.taken.get() + stagingB.taken.get(), "a one-piece transfer borrowed buffers");
+  }
+
   @Test
   void batchesAcrossChunkBoundariesAreByteExact() throws InterruptedException {
     long[] lo = {0, 100_000, 300_001, 1_000_003};

@@ -29,6 +29,13 @@ final class HostBackedDeviceStaging implements DeviceStaging {
   volatile long poisonAddress = -1;
   /** Slots {@link #tryOpenSlot} still hands out (a pool that runs short); unlimited by default. */
   final AtomicInteger ready = new AtomicInteger(Integer.MAX_VALUE);
+  /**
+   * Behave as the engine's pool: {@link #pooled()} is true and closing a slot that {@link #tryOpenSlot} handed out
+   * makes it ready again (it is freed all the same: nothing here is costly to allocate).
+   */
+  volatile boolean pool;
+  /** Slots {@link #tryOpenSlot} handed out, over the whole run. */
+  final AtomicInteger taken = new AtomicInteger();
 
   HostBackedDeviceStaging(int maxDelayMicros) {
     this.maxDelayMicros = maxDelayMicros;
@@ -52,7 +59,16 @@ final class HostBackedDeviceStaging implements DeviceStaging {
 
   @Override
   public Slot tryOpenSlot(long bytes) {
-    return ready.getAndUpdate(r -> Math.max(0, r - 1)) > 0 ? openSlot(bytes) : null;
+    if (ready.getAndUpdate(r -> Math.max(0, r - 1)) <= 0) return null;
+    taken.incrementAndGet();
+    HostSlot s = (HostSlot) openSlot(bytes);
+    s.fromPool = true;
+    return s;
+  }
+
+  @Override
+  public boolean pooled() {
+    return pool;
   }
 
   void shutdown() {
@@ -65,6 +81,7 @@ final class HostBackedDeviceStaging implements DeviceStaging {
     private Future<?> last;
     private Future<?> marked;
     private boolean closed;
+    boolean fromPool;
 
     HostSlot(long bytes) {
       buffer = arena.allocate(bytes, 4096);
@@ -125,6 +142,7 @@ final class HostBackedDeviceStaging implements DeviceStaging {
       }
       arena.close();
       openSlots.decrementAndGet();
+      if (pool && fromPool) ready.getAndUpdate(r -> r == Integer.MAX_VALUE ? r : r + 1);
     }
   }
 }
