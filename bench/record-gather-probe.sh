@@ -11,7 +11,10 @@
 #   MORI4J_CMD       how to start a main class (default "bash .device/run.sh")
 #   MORI4J_COMMIT    the commit the build came from (else git, else "unknown")
 #   PROBE_DEVICES    e.g. "0,1" or "0" (default 0,1 with two or more GPUs, else 0)
-#   PROBE_VARIANTS   comma list (default: all the probe knows); PROBE_SHAPES, PROBE_ITERS likewise
+#   PROBE_VARIANTS   comma list (default: all but the register-capped occ6/occ8); PROBE_SHAPES, PROBE_ITERS likewise
+#   PROBE_STREAMS    stream counts for the 160-launch KV shape (default 1,8)
+#   PROBE_GATE       on (default: each sample's streams held until its work is issued, so GPU time excludes the
+#                    host's launch calls) or off (as the first recordings, 20261125T0032Z-0549bfc-gather-kernel-1xh100)
 # Writes machine.txt, probe.txt (the whole output) and gather-probe.md / gather-probe.tsv (the table).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +30,8 @@ args=(--devices "$devices" --out "$dir")
 [ -n "${PROBE_VARIANTS:-}" ] && args+=(--variants "$PROBE_VARIANTS")
 [ -n "${PROBE_SHAPES:-}" ] && args+=(--shapes "$PROBE_SHAPES")
 [ -n "${PROBE_ITERS:-}" ] && args+=(--iters "$PROBE_ITERS")
+[ -n "${PROBE_STREAMS:-}" ] && args+=(--streams "$PROBE_STREAMS")
+[ -n "${PROBE_GATE:-}" ] && args+=(--gate "$PROBE_GATE")
 {
   echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "commit:  $commit"

@@ -22,11 +22,13 @@ import org.mori4j.natives.gpu.GpuStream;
  *
  * <pre>
  * bash .device/run.sh org.mori4j.transport.xgmi.GatherKernelProbe [--devices 0,1] [--variants backend,2d,...]
- *     [--shapes 4k,16k,kv-layers,kv-one,256m] [--iters 200] [--streams 1,8] [--out DIR]
+ *     [--shapes 4k,16k,kv-layers,kv-one,256m] [--iters 200] [--streams 1,8] [--gate on|off] [--out DIR]
  * </pre>
  *
  * <p>Rows are timed in rounds that visit every variant in turn; shapes of several launches are also timed with the
- * launches round-robin over {@code --streams} streams. {@code --out} writes {@code gather-probe.md} (a table) and
+ * launches round-robin over {@code --streams} streams. Each sample's streams are held by a {@link ProbeGate} until
+ * its work is issued ({@code --gate off}: not, as in the first recordings), so the time is the GPU's alone and not
+ * the host's launch call. {@code --out} writes {@code gather-probe.md} (a table) and
  * {@code gather-probe.tsv} there as well as printing.
  */
 public final class GatherKernelProbe {
@@ -38,6 +40,7 @@ public final class GatherKernelProbe {
     List<String> shapes = new ArrayList<>(ProbeShape.NAMES);
     int iters = 200;
     List<Integer> streamCounts = List.of(1, 8);
+    boolean gated = true;
     Path out = null;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
@@ -49,8 +52,13 @@ public final class GatherKernelProbe {
         case "--shapes" -> shapes = List.of(v.split(","));
         case "--iters" -> iters = parseInts("--iters", v).getFirst();
         case "--streams" -> streamCounts = parseInts("--streams", v);
+        case "--gate" -> gated = switch (v) {
+          case "on" -> true;
+          case "off" -> false;
+          default -> throw new IllegalArgumentException("--gate: on or off, got '" + v + "'");
+        };
         case "--out" -> out = Path.of(v);
-        default -> throw new IllegalArgumentException("unknown argument '" + a + "' (known: --devices --variants --shapes --iters --streams --out)");
+        default -> throw new IllegalArgumentException("unknown argument '" + a + "' (known: --devices --variants --shapes --iters --streams --gate --out)");
       }
     }
     if (devices.isEmpty() || devices.size() > 2) throw new IllegalArgumentException("--devices: one or two ids, got " + devices);
@@ -63,8 +71,9 @@ public final class GatherKernelProbe {
     GpuRuntime gpu = GpuRuntimes.select("auto");
     int a = devices.get(0), b = devices.get(devices.size() - 1);
     List<String> rows = new ArrayList<>();
+    List<String> notes = new ArrayList<>();
     StringBuilder head = new StringBuilder();
-    head.append(String.format(Locale.ROOT, "%s %s; devices %s%n", gpu.name(), gpu.version(), devices));
+    head.append(String.format(Locale.ROOT, "%s %s; devices %s; gate %s%n", gpu.name(), gpu.version(), devices, gated ? "on" : "off"));
     for (int d : devices.stream().distinct().toList()) {
       head.append(String.format(Locale.ROOT, "device %d: %s, %d SMs, capability %d%n", d, gpu.deviceName(d), gpu.multiprocessorCount(d), gpu.computeCapability(d)));
     }
@@ -118,7 +127,18 @@ public final class GatherKernelProbe {
                   cases.add(new Case(k == 1 ? v : v + ", " + k + " streams", grid, ok, k, (st, kk) -> buf.run(st, kk, variant)));
                 }
               }
-              float[][] us = timeInRounds(cases, streams, e0, ends, shape.iters(iters));
+              ProbeGate gate = null;
+              try {
+                gate = gated ? ProbeGate.open(gpu, runOn) : null;
+              } catch (RuntimeException e) {
+                System.out.println("(no gate: " + e.getMessage() + ")");
+              }
+              if (gate != null) {
+                owned.add(gate);
+                if (!gate.works(streams[0], e0, ends[0])) gate = null;
+              }
+              if (gated && gate == null) notes.add(shape.label() + ", " + dir + ": timed without the gate (GPU times include the host's issue time)");
+              float[][] us = timeInRounds(cases, streams, e0, ends, shape.iters(iters), gate);
               double copyP50 = p(us[0], 50);
               for (int c = 0; c < cases.size(); c++) {
                 Case x = cases.get(c);
@@ -141,9 +161,11 @@ public final class GatherKernelProbe {
         }
       }
     }
+    for (String n : notes) System.out.println(n);
     if (out != null) {
       Files.createDirectories(out);
-      Files.writeString(out.resolve("gather-probe.md"), head.toString().replace("\n", "  \n") + "\n" + String.join("\n", rows) + "\n");
+      Files.writeString(out.resolve("gather-probe.md"), head.toString().replace("\n", "  \n") + "\n" + String.join("\n", rows) + "\n"
+          + (notes.isEmpty() ? "" : "\n" + String.join("  \n", notes) + "\n"));
       Files.writeString(out.resolve("gather-probe.tsv"), String.join("\n", tsv) + "\n");
     }
   }
@@ -173,9 +195,10 @@ public final class GatherKernelProbe {
    * GPU microseconds of each case, {@code iters} samples each, taken in {@value #ROUNDS} rounds that visit every case
    * in turn, so that a clock or thermal drift during the shape is spread over all rows instead of landing on the
    * first. A sample runs from an event before the work on the first stream to the last of the events recorded on
-   * every stream the work used.
+   * every stream the work used; with a {@code gate} (the default) the streams are held until all of it is issued,
+   * so that the sample is GPU time only.
    */
-  private static float[][] timeInRounds(List<Case> cases, GpuStream[] streams, GpuEvent e0, GpuEvent[] ends, int iters) {
+  private static float[][] timeInRounds(List<Case> cases, GpuStream[] streams, GpuEvent e0, GpuEvent[] ends, int iters, ProbeGate gate) {
     float[][] us = new float[cases.size()][iters];
     int per = Math.max(1, iters / ROUNDS);
     for (int done = 0; done < iters; done += per) {
@@ -186,9 +209,11 @@ public final class GatherKernelProbe {
         for (int w = 0; w < 2; w++) x.work().run(streams, k);
         for (int s = 0; s < k; s++) streams[s].synchronize();
         for (int i = done; i < upto; i++) {
+          if (gate != null) gate.shut(streams, k);
           e0.record(streams[0]);
           x.work().run(streams, k);
           for (int s = 0; s < k; s++) ends[s].record(streams[s]);
+          if (gate != null) gate.open();
           float worst = 0;
           for (int s = 0; s < k; s++) {
             ends[s].synchronize();

@@ -12,7 +12,7 @@ import org.mori4j.natives.cuda.Nvrtc;
  * The probe's kernel variants compile with NVRTC (no GPU needed; skips without libnvrtc), so that a run on the
  * 2x H200 machine does not stop at a variant that was never built: the backend's kernel text with 16 loads in
  * flight before its first store, its streaming form with evict-first stores and non-allocating loads, the previous
- * and the first kernel, and the probe's check kernels.
+ * and the first kernel, and the probe's check and gate kernels.
  */
 class GatherVariantsCompileTest {
   private static String ptx(String source) {
@@ -41,5 +41,6 @@ class GatherVariantsCompileTest {
     ptx(GatherVariants.TWO_D_SOURCE);
     assertTrue(ptx(GatherKernel.source(32, 8, 256, false, 8)).contains(".minnctapersm 8"), "no minimum CTAs per SM");
     ptx(ProbeBuffers.Checker.SOURCE);
+    assertTrue(ptx(ProbeGate.SOURCE).contains("ld.volatile"), "the gate must re-read its flag");
   }
 }
