@@ -23,9 +23,9 @@ import org.mori4j.natives.gpu.KernelArgs;
  * item {@code i * pieces + p} ({@code pieces} from the largest block); a group of 32 threads (a warp on NVIDIA,
  * half a wavefront on AMD; no warp intrinsics, so the source is the same for both) moves one item at a time and
  * the groups of a grid as large as the GPU holds at once (the occupancy calculator's answer) stride over the items.
- * So any shape splits evenly over the whole GPU: 40,960 blocks of 32 KiB are 327,680 items over 8,448 groups
- * on an H100 (the previous two-dimensional grid gave 16,896 groups 2 or 3 whole blocks each, and a single big
- * block one group per CTA). A group reads a block's table entries only when its item is in a block other than its
+ * So any shape splits evenly over the whole GPU: 40,960 blocks of 32 KiB are 327,680 items over the 4,224 groups
+ * of an H100's 528 resident CTAs (4 per SM: the kernel is register-bound; the previous two-dimensional grid gave
+ * 16,896 groups 2 or 3 whole blocks each, and a single big block one busy group per CTA). A group reads a block's table entries only when its item is in a block other than its
  * last one. In each item every thread issues {@value #UNROLL} 16-byte loads before its stores, so a group has
  * 4 KiB in flight: over NVLink/XGMI a load takes a microsecond or more, and one load in flight per thread (the
  * first version) left the link idle most of the time. Source and destination must share their alignment modulo
