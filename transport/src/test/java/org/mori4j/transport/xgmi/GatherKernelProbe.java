@@ -90,7 +90,7 @@ public final class GatherKernelProbe {
     List<String> tsv = new ArrayList<>(List.of("shape\tdir\tvariant\tgrid\tcheck\tp50_us\tp90_us\tgbps_p50\tof_copy"));
     int maxStreams = streamCounts.stream().mapToInt(Integer::intValue).max().orElse(1);
     try (ProbeBuffers.Checker ca = new ProbeBuffers.Checker(gpu, a); ProbeBuffers.Checker cb = a == b ? null : new ProbeBuffers.Checker(gpu, b)) {
-      warmUp(gpu, a);
+      for (int d : devices.stream().distinct().toList()) warmUp(gpu, d);
       for (String s : shapes) {
         ProbeShape shape = ProbeShape.of(s);
         try (ProbeBuffers buf = new ProbeBuffers(gpu, shape, a, b, ca, cb == null ? ca : cb)) {
