@@ -19,6 +19,10 @@ run() { # name, bench flags...
     --sweep-start-size 1M --sweep-max-size 4M --transfer-batch-size 1 --iters "$iters" --warmup-iters 20 --warmup-ms 200 \
     --no-baselines "$@" > "$out/$name.txt" 2> "$out/$name.err" || { echo "$name exit $?" >> "$out/commands.txt"; rc=1; }
   grep -A4 "interleaved rounds" "$out/$name.txt" | tee -a "$out/ratios.txt"
+  # each JVM's trace file holds its summary, then every raw record: keep the summary apart (small enough to bring back)
+  for f in "$out"/trace-"$name".*.gpu-stage.txt; do
+    [[ -f $f ]] && sed '/^# raw records/,$d' "$f" > "${f%.txt}.summary.txt"
+  done
 }
 run write-gpu-gpu --mem-type gpu --op-type write
 run read-gpu-gpu --mem-type gpu --op-type read
