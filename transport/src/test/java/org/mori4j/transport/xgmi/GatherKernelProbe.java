@@ -35,12 +35,18 @@ public final class GatherKernelProbe {
   private GatherKernelProbe() {}
 
   public static void main(String[] args) throws IOException {
+    run(null, args);
+  }
+
+  /** The probe on {@code gpu} (null: the machine's runtime, chosen after the arguments are checked). */
+  static void run(GpuRuntime given, String... args) throws IOException {
     List<Integer> devices = List.of(0);
     List<String> variants = GatherVariants.defaults();
     List<String> shapes = new ArrayList<>(ProbeShape.NAMES);
     int iters = 200;
     List<Integer> streamCounts = List.of(1, 8);
     boolean gated = true;
+    long warmUpMillis = 1000;
     Path out = null;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
@@ -58,7 +64,8 @@ public final class GatherKernelProbe {
           default -> throw new IllegalArgumentException("--gate: on or off, got '" + v + "'");
         };
         case "--out" -> out = Path.of(v);
-        default -> throw new IllegalArgumentException("unknown argument '" + a + "' (known: --devices --variants --shapes --iters --streams --gate --out)");
+        case "--warmup-ms" -> warmUpMillis = parseInts("--warmup-ms", v).getFirst();
+        default -> throw new IllegalArgumentException("unknown argument '" + a + "' (known: --devices --variants --shapes --iters --streams --gate --warmup-ms --out)");
       }
     }
     if (devices.isEmpty() || devices.size() > 2) throw new IllegalArgumentException("--devices: one or two ids, got " + devices);
@@ -68,7 +75,7 @@ public final class GatherKernelProbe {
         .orElseThrow(() -> new IllegalArgumentException("--variants: unknown '" + v + "' (known: " + GatherVariants.catalogue().keySet() + ")"));
     for (String s : shapes) ProbeShape.of(s);
 
-    GpuRuntime gpu = GpuRuntimes.select("auto");
+    GpuRuntime gpu = given != null ? given : GpuRuntimes.select("auto");
     int a = devices.get(0), b = devices.get(devices.size() - 1);
     List<String> rows = new ArrayList<>();
     List<String> notes = new ArrayList<>();
@@ -90,7 +97,7 @@ public final class GatherKernelProbe {
     List<String> tsv = new ArrayList<>(List.of("shape\tdir\tvariant\tgrid\tcheck\tp50_us\tp90_us\tgbps_p50\tof_copy"));
     int maxStreams = streamCounts.stream().mapToInt(Integer::intValue).max().orElse(1);
     try (ProbeBuffers.Checker ca = new ProbeBuffers.Checker(gpu, a); ProbeBuffers.Checker cb = a == b ? null : new ProbeBuffers.Checker(gpu, b)) {
-      for (int d : devices.stream().distinct().toList()) warmUp(gpu, d);
+      for (int d : devices.stream().distinct().toList()) warmUp(gpu, d, warmUpMillis);
       for (String s : shapes) {
         ProbeShape shape = ProbeShape.of(s);
         try (ProbeBuffers buf = new ProbeBuffers(gpu, shape, a, b, ca, cb == null ? ca : cb)) {
@@ -170,10 +177,11 @@ public final class GatherKernelProbe {
     }
   }
 
-  /** A second of contiguous copies first, so that the clocks are up before the first shape. */
-  private static void warmUp(GpuRuntime gpu, int device) {
+  /** Contiguous copies for {@code millis} (a second by default) first, so that the clocks are up before the first shape. */
+  private static void warmUp(GpuRuntime gpu, int device, long millis) {
+    if (millis <= 0) return;
     try (var x = gpu.allocDevice(device, 256L << 20); var y = gpu.allocDevice(device, 256L << 20); GpuStream s = gpu.createStream(device)) {
-      long end = System.nanoTime() + 1_000_000_000L;
+      long end = System.nanoTime() + millis * 1_000_000L;
       while (System.nanoTime() < end) {
         for (int i = 0; i < 20; i++) gpu.copyDeviceToDeviceAsync(y.address(), x.address(), 256L << 20, s);
         s.synchronize();

@@ -17,6 +17,8 @@ record ProbeShape(String name, String label, int blocks, long blockSize, int lau
       case "kv-layers" -> new ProbeShape(name, "40,960 x 32 KiB in 160 launches of 256", 40960, 32768, 160);
       case "kv-one" -> new ProbeShape(name, "40,960 x 32 KiB in one launch", 40960, 32768, 1);
       case "256m" -> new ProbeShape(name, "1 x 256 MiB", 1, 256L << 20, 1);
+      // not in NAMES: a few blocks in several launches, for GatherKernelProbeSmokeTest on the in-memory device
+      case "smoke" -> new ProbeShape(name, "64 x 4 KiB in 4 launches (test shape)", 64, 4096, 4);
       default -> throw new IllegalArgumentException("--shapes: unknown '" + name + "' (known: " + String.join(",", NAMES) + ")");
     };
   }
