@@ -32,6 +32,8 @@ final class KvBenchSetup implements AutoCloseable {
   final KvBenchReceiver receiver;
   final String where;
   private final Deque<AutoCloseable> owned = new ArrayDeque<>();
+  /** JVM options added to each target JVM's command line, space-separated (none by default). */
+  static final String CHILD_OPTIONS_PROPERTY = "mori4j.kv-bench.target-jvm-options";
 
   /** {@code gpu} null: TCP over host memory; else XGMI from {@code device} to {@code targetDevice}. */
   KvBenchSetup(KvModel model, int blockTokens, int capacity, long contiguous, GpuRuntime gpu, int device, int targetDevice,
@@ -105,6 +107,9 @@ final class KvBenchSetup implements AutoCloseable {
     String runtime = System.getProperty("mori4j.gpu.runtime");
     if (runtime != null) cmd.add(3, "-Dmori4j.gpu.runtime=" + runtime); // before -cp
     cmd.add(3, "-D" + KvBenchTarget.KEY_PROPERTY + "=" + key);
+    // extra JVM options for the target (tests: a short-lived child spends most of its CPU in the JIT)
+    String extra = System.getProperty(CHILD_OPTIONS_PROPERTY, "").trim();
+    if (!extra.isEmpty()) cmd.addAll(3, List.of(extra.split("\\s+")));
     return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
   }
 

@@ -11,7 +11,8 @@ import java.util.Locale;
  * the same bytes as one contiguous transfer, all at once ({@code engineContiguous}), and over XGMI the driver's own
  * contiguous copies of every pair run together ({@code rawCopy}, null over TCP); {@code contiguousAvgBwGBps} in the
  * JSON is the latter over XGMI and the former over TCP. Stream rows add the exposed time (last {@code sendLayers}
- * to the receiver hearing all layers), slowest pair per iteration. {@code perPair} breaks it down by pair.
+ * to the receiver hearing all layers), slowest pair per iteration; their times and GB/s include the simulated
+ * prefill, so no share of the contiguous reference is given for them. {@code perPair} breaks it down by pair.
  */
 record KvPairsRow(String model, int tokens, String mode, String backend, String where, KvPairs pairs, long bytesPerPair, int blocks,
                   KvBenchRuns.Stats slowest, KvBenchRuns.Stats engineContiguous, KvBenchRuns.Stats rawCopy, String rawSeries,
@@ -40,14 +41,18 @@ record KvPairsRow(String model, int tokens, String mode, String backend, String 
     return n + "; " + where;
   }
 
+  /** " (NN%)": the row's aggregate as a share of {@code reference}'s; nothing for a stream row (its time includes the prefill's). */
+  private String percent(KvBenchRuns.Stats reference) {
+    return exposedSlowest != null ? "" : String.format(Locale.ROOT, " (%3.0f%%)", 100 * slowest.avgBwGBps() / reference.avgBwGBps());
+  }
+
   String line() {
     StringBuilder b = new StringBuilder(String.format(Locale.ROOT,
-        "%-11s %6d tok %6s  %d pairs x %8.1f MiB  slowest pair p50 %9.0f us  p99 %9.0f us  aggregate %7.2f GB/s"
-            + "  engine contiguous %7.2f GB/s (%3.0f%%)",
+        "%-11s %6d tok %6s  %d pairs x %8.1f MiB  slowest pair p50 %9.0f us  p99 %9.0f us  aggregate %7.2f GB/s  engine contiguous %7.2f GB/s%s",
         model, tokens, mode, pairs.size(), bytesPerPair / 1048576.0, slowest.p50Nanos() / 1e3, slowest.p99Nanos() / 1e3, slowest.avgBwGBps(),
-        engineContiguous.avgBwGBps(), 100 * slowest.avgBwGBps() / engineContiguous.avgBwGBps()));
-    if (rawCopy != null)
-      b.append(String.format(Locale.ROOT, "  %s %7.2f GB/s (%3.0f%%)", rawSeries, rawCopy.avgBwGBps(), 100 * slowest.avgBwGBps() / rawCopy.avgBwGBps()));
+        engineContiguous.avgBwGBps(), percent(engineContiguous)));
+    if (rawCopy != null) b.append(String.format(Locale.ROOT, "  %s %7.2f GB/s%s", rawSeries, rawCopy.avgBwGBps(), percent(rawCopy)));
+    if (exposedSlowest != null) b.append("  (stream: times include the simulated prefill; its figure is the exposed time)");
     if (exposedSlowest != null)
       b.append(String.format(Locale.ROOT, "  exposed (slowest pair) p50 %.0f us p99 %.0f us, prefill %.0f us/layer", exposedSlowest.p50Nanos() / 1e3,
           exposedSlowest.p99Nanos() / 1e3, layerComputeUs));
@@ -65,10 +70,10 @@ record KvPairsRow(String model, int tokens, String mode, String backend, String 
         + "| engine contiguous GB/s | raw copies GB/s | % of reference | exposed p50/p99 us | checked slots |\n"
         + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (KvPairsRow r : rows) {
-      b.append(String.format(Locale.ROOT, "| %s | %d | %s | %d | %.1f | %d | %.0f | %.0f | %.2f | %.2f | %s | %.0f%% | %s | %d |%n", r.model, r.tokens,
+      b.append(String.format(Locale.ROOT, "| %s | %d | %s | %d | %.1f | %d | %.0f | %.0f | %.2f | %.2f | %s | %s | %s | %d |%n", r.model, r.tokens,
           r.mode, r.pairs.size(), r.bytesPerPair / 1048576.0, r.transfers(), r.slowest.p50Nanos() / 1e3, r.slowest.p99Nanos() / 1e3,
           r.slowest.avgBwGBps(), r.engineContiguous.avgBwGBps(), r.rawCopy == null ? "-" : String.format(Locale.ROOT, "%.2f", r.rawCopy.avgBwGBps()),
-          100 * r.slowest.avgBwGBps() / r.reference().avgBwGBps(),
+          r.exposedSlowest != null ? "-" : String.format(Locale.ROOT, "%.0f%%", 100 * r.slowest.avgBwGBps() / r.reference().avgBwGBps()),
           r.exposedSlowest == null ? "-" : String.format(Locale.ROOT, "%.0f / %.0f", r.exposedSlowest.p50Nanos() / 1e3, r.exposedSlowest.p99Nanos() / 1e3),
           r.verifiedSlots));
     }

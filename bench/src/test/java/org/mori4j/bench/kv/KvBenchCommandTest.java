@@ -116,11 +116,14 @@ class KvBenchCommandTest {
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
     int code;
+    // the target JVM lives for seconds: C1 alone and the serial collector cut its CPU time
+    System.setProperty(KvBenchSetup.CHILD_OPTIONS_PROPERTY, "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
     try {
       code = Mori4jCommand.commandLine().execute("kv-bench", "--model", "llama3-8b", "--tokens", "64", "--iters", "1", "--warmup", "0",
           "--naive-iters", "1", "--json", json.toString(), "--plot", svg.toString());
     } finally {
       System.setOut(saved);
+      System.clearProperty(KvBenchSetup.CHILD_OPTIONS_PROPERTY);
     }
     String out = buf.toString(StandardCharsets.UTF_8);
     saved.print(out);

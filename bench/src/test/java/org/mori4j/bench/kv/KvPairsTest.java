@@ -75,11 +75,14 @@ class KvPairsTest {
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
     int code;
+    // the two decode JVMs live for seconds: C1 alone and the serial collector halve their CPU time
+    System.setProperty(KvBenchSetup.CHILD_OPTIONS_PROPERTY, "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
     try {
       code = Mori4jCommand.commandLine().execute("kv-bench", "--pairs", "2", "--model", "llama3-8b", "--tokens", "64", "--iters", "2", "--warmup", "0",
           "--mode", "push,stream", "--layer-compute-us", "100", "--json", json.toString());
     } finally {
       System.setOut(saved);
+      System.clearProperty(KvBenchSetup.CHILD_OPTIONS_PROPERTY);
     }
     String out = buf.toString(StandardCharsets.UTF_8);
     saved.print(out);
