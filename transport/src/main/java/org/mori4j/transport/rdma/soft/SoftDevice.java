@@ -4,6 +4,7 @@ import static org.mori4j.natives.verbs.Errno.*;
 import static org.mori4j.natives.verbs.VerbsConstants.*;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.net.Inet4Address;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
@@ -144,14 +145,15 @@ final class SoftDevice implements VerbsDevice {
   }
 
   /** Registers a region under fresh keys: random 32-bit values, lkey != rkey, neither in use on this device. */
-  synchronized SoftMemoryRegion newRegion(SoftProtectionDomain pd, long address, long length, int access, boolean gpu, int gpuDevice) {
+  synchronized SoftMemoryRegion newRegion(SoftProtectionDomain pd, long address, long length, int access, boolean gpu, int gpuDevice,
+                                          MemorySegment.Scope owner) {
     int lkey, rkey;
     do {
       lkey = random.nextInt();
       rkey = random.nextInt();
     } while (lkey == rkey || lkey == 0 || rkey == 0 || byLkey.containsKey(lkey) || byRkey.containsKey(lkey)
         || byLkey.containsKey(rkey) || byRkey.containsKey(rkey));
-    SoftMemoryRegion mr = new SoftMemoryRegion(pd, address, length, lkey, rkey, access, gpu, gpuDevice);
+    SoftMemoryRegion mr = new SoftMemoryRegion(pd, address, length, lkey, rkey, access, gpu, gpuDevice, owner);
     byLkey.put(lkey, mr);
     byRkey.put(rkey, mr);
     return mr;

@@ -11,7 +11,10 @@ import org.mori4j.transport.rdma.verbs.MemoryRegion;
  * through {@link org.mori4j.transport.DeviceStaging} copies. Its lkey and rkey are distinct random 32-bit values
  * unique on the device. The I/O thread pins the region around each system call or copy that touches it, and
  * {@link #close()} waits for the pins to go, so once deregistration returns no byte of the memory is touched
- * again and requests naming its keys fail as on a NIC.
+ * again and requests naming its keys fail as on a NIC. A host region whose owner freed the memory while it was still
+ * registered (its segment's arena closed) counts as deregistered too: a NIC would go on writing into the pages its
+ * registration pins, but this device's I/O thread works through the process's own mappings, and touching freed
+ * memory would crash the process, so such requests fail with the access errors of a deregistered region instead.
  */
 final class SoftMemoryRegion implements MemoryRegion {
   final SoftProtectionDomain pd;
@@ -28,9 +31,12 @@ final class SoftMemoryRegion implements MemoryRegion {
   /** Host regions up to 2 GiB: a direct-buffer view of the whole region, duplicated per connection. */
   private final ByteBuffer view;
   private volatile boolean live = true;
+  /** The scope of the memory the owner registered (host regions; null for GPU): closed means the memory was freed. */
+  private final MemorySegment.Scope owner;
   private final AtomicInteger pins = new AtomicInteger();
 
-  SoftMemoryRegion(SoftProtectionDomain pd, long address, long length, int lkey, int rkey, int access, boolean gpu, int gpuDevice) {
+  SoftMemoryRegion(SoftProtectionDomain pd, long address, long length, int lkey, int rkey, int access, boolean gpu, int gpuDevice,
+                   MemorySegment.Scope owner) {
     this.pd = pd;
     this.address = address;
     this.length = length;
@@ -39,6 +45,7 @@ final class SoftMemoryRegion implements MemoryRegion {
     this.access = access;
     this.gpu = gpu;
     this.gpuDevice = gpuDevice;
+    this.owner = owner;
     this.segment = gpu ? null : MemorySegment.ofAddress(address).reinterpret(length);
     this.view = gpu || length > Integer.MAX_VALUE ? null : segment.asByteBuffer();
   }
@@ -69,7 +76,7 @@ final class SoftMemoryRegion implements MemoryRegion {
   }
 
   boolean live() {
-    return live;
+    return live && (owner == null || owner.isAlive());
   }
 
   /** Whether {@code [addr, addr + len)} lies inside the region. */
@@ -85,7 +92,7 @@ final class SoftMemoryRegion implements MemoryRegion {
   /** Holds off deregistration until {@link #unpin()}; false (and nothing held) when the region is already gone. */
   boolean pin() {
     pins.incrementAndGet();
-    if (live) return true;
+    if (live()) return true;
     pins.decrementAndGet();
     return false;
   }

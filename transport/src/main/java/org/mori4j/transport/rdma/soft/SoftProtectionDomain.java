@@ -36,7 +36,7 @@ final class SoftProtectionDomain implements ProtectionDomain {
     }
     if (memory.byteSize() == 0) throw SoftErrors.error("ibv_reg_mr", EINVAL, "memory length is 0 at " + SoftErrors.hex(memory.address()));
     checkAccess(access);
-    return add(memory.address(), memory.byteSize(), access, false, 0);
+    return add(memory.address(), memory.byteSize(), access, false, 0, memory.scope());
   }
 
   @Override
@@ -55,11 +55,11 @@ final class SoftProtectionDomain implements ProtectionDomain {
     if (length <= 0) throw SoftErrors.error("ibv_reg_mr", EINVAL, "GPU memory length must be > 0: " + length);
     if (deviceId < 0) throw SoftErrors.error("ibv_reg_mr", EINVAL, "GPU device id must be >= 0: " + deviceId);
     checkAccess(access);
-    return add(address, length, access, true, deviceId);
+    return add(address, length, access, true, deviceId, null);
   }
 
-  private SoftMemoryRegion add(long address, long length, int access, boolean gpu, int gpuDevice) {
-    SoftMemoryRegion mr = device.newRegion(this, address, length, access, gpu, gpuDevice);
+  private SoftMemoryRegion add(long address, long length, int access, boolean gpu, int gpuDevice, MemorySegment.Scope owner) {
+    SoftMemoryRegion mr = device.newRegion(this, address, length, access, gpu, gpuDevice, owner);
     regions.add(mr);
     return mr;
   }

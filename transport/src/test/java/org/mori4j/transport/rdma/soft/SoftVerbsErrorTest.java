@@ -40,6 +40,24 @@ class SoftVerbsErrorTest {
   }
 
   @Test
+  void memoryFreedByItsOwnerWhileRegisteredIsTreatedAsDeregisteredNotTouched() {
+    try (SoftFixture f = new SoftFixture()) {
+      QueuePair[] qp = f.connected(8, 8, NORMAL);
+      MemorySegment src = f.memory(1 << 20);
+      fill(src, 3);
+      MemoryRegion ms = f.register(f.pdA, src, IBV_ACCESS_LOCAL_WRITE);
+      // the responder's memory comes from an arena its owner closes while the region is still registered: this
+      // device's I/O thread writes through the process's own mappings, so touching it would crash the JVM
+      java.lang.foreign.Arena owner = java.lang.foreign.Arena.ofShared();
+      MemorySegment dst = owner.allocate(1 << 20, 64);
+      MemoryRegion md = f.register(f.pdB, dst, ALL);
+      owner.close();
+      qp[0].postSend(new SendRequests(1).write(0, 1, ms.address(), 1 << 20, ms.lkey(), md.address(), md.rkey(), IBV_SEND_SIGNALED), 0, 1);
+      assertEquals(IBV_WC_REM_ACCESS_ERR, poll(f.cqA, 1).get(0).status(), "a write into freed memory is refused as into a deregistered region");
+    }
+  }
+
+  @Test
   void badRkeyFailsThatRequestFlushesTheRestAndMovesBothQueuePairsToError() {
     try (SoftFixture f = new SoftFixture()) {
       QueuePair[] qp = f.connected(8, 8, NORMAL);
