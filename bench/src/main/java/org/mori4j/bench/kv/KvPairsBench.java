@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
+import java.util.concurrent.locks.LockSupport;
 import org.mori4j.io.kv.KvCacheLayout;
 import org.mori4j.io.kv.KvMigration;
 import org.mori4j.io.kv.KvTransferPlan;
@@ -15,7 +16,7 @@ import org.mori4j.natives.gpu.GpuRuntime;
  * kv-bench with several prefill -> decode pairs migrating at once (issue 16, item 3): per request length and mode,
  * every iteration releases all pairs together (push, pull, or a layer-streamed push behind a simulated prefill),
  * then, from the same iterations, every pair's engine moving the same bytes as one contiguous transfer, all at
- * once; over XGMI the driver's own contiguous copies of every pair run together after each request length. After
+ * once (stream rows: also one layer through every pair at once, the exposed time's reference); over XGMI the driver's own contiguous copies of every pair run together after each request length. After
  * each row every pair's destination blocks are checked slot by slot ({@code --no-verify} skips it). There is no
  * per-block loop and no plot here (those are the one-pair run's). Rows: {@link KvPairsRow}.
  */
@@ -90,7 +91,7 @@ final class KvPairsBench {
           System.out.printf(Locale.ROOT, "  %s, every pair at once, %d bytes each: slowest pair p50 %.0f us, aggregate %.2f GB/s%n", series, bytes,
               raw.p50Nanos() / 1e3, raw.avgBwGBps());
           forLength.replaceAll(r -> new KvPairsRow(r.model(), r.tokens(), r.mode(), r.backend(), r.where(), r.pairs(), r.bytesPerPair(), r.blocks(),
-              r.slowest(), r.engineContiguous(), raw, series, r.exposedSlowest(), r.layerComputeUs(), r.verifiedSlots(), r.perPair()));
+              r.slowest(), r.engineContiguous(), raw, series, r.exposedSlowest(), r.layerSlowest(), r.layerComputeUs(), r.verifiedSlots(), r.perPair()));
         }
         rows.addAll(forLength);
       }
@@ -119,7 +120,8 @@ final class KvPairsBench {
         default -> Long.parseLong(c.layerCompute) * 1000;
       };
     }
-    long[][] it = new long[c.iters][], contig = new long[c.iters][], exposed = stream ? new long[c.iters][] : null;
+    long[][] it = new long[c.iters][], contig = new long[c.iters][], exposed = stream ? new long[c.iters][] : null,
+        layer = stream ? new long[c.iters][] : null;
     for (int i = -c.warmup; i < c.iters; i++) {
       long[] ct = run.contiguous(bytes, pull);
       String req = mode + "-" + tokens + "-" + i;
@@ -127,7 +129,13 @@ final class KvPairsBench {
       if (stream) {
         long[][] s = run.stream(src, dst, req, compute);
         mt = s[0];
-        if (i >= 0) exposed[i] = s[1];
+        // the reference: one layer through every pair at once, after the same idle gap as the stream's last layer
+        LockSupport.parkNanos(compute);
+        long[] one = run.oneLayer(src, dst, req + "-layer");
+        if (i >= 0) {
+          exposed[i] = s[1];
+          layer[i] = one;
+        }
       } else {
         mt = run.migrate(src, dst, km, req);
       }
@@ -140,9 +148,9 @@ final class KvPairsBench {
     List<KvPairsRow.PerPair> per = new ArrayList<>();
     for (int k = 0; k < n; k++)
       per.add(new KvPairsRow.PerPair(run.pairs.pairs().get(k), transfers[k], column(it, k, bytes), column(contig, k, bytes),
-          exposed == null ? null : column(exposed, k, bytes)));
+          exposed == null ? null : column(exposed, k, bytes), layer == null ? null : column(layer, k, bytes / m.layers())));
     return new KvPairsRow(m.name(), tokens, mode, label, where, run.pairs, bytes, blocks, slowest(it, bytes * n), slowest(contig, bytes * n), null, null,
-        exposed == null ? null : slowest(exposed, bytes * n), compute / 1e3, checked, per);
+        exposed == null ? null : slowest(exposed, bytes * n), layer == null ? null : slowest(layer, bytes * n / m.layers()), compute / 1e3, checked, per);
   }
 
   /** Per iteration the slowest pair's time, with {@code bytes} (every pair's) moved in it. */

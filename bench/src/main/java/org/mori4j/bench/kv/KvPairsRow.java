@@ -11,15 +11,17 @@ import java.util.Locale;
  * the same bytes as one contiguous transfer, all at once ({@code engineContiguous}), and over XGMI the driver's own
  * contiguous copies of every pair run together ({@code rawCopy}, null over TCP); {@code contiguousAvgBwGBps} in the
  * JSON is the latter over XGMI and the former over TCP. Stream rows add the exposed time (last {@code sendLayers}
- * to the receiver hearing all layers), slowest pair per iteration; their times and GB/s include the simulated
+ * to the receiver hearing all layers), slowest pair per iteration, beside one layer through every pair at once
+ * ({@code layerSlowest}: layer 0 of a fresh stream sent at the release to its receiver hearing it); their times and GB/s include the simulated
  * prefill, so no share of the contiguous reference is given for them. {@code perPair} breaks it down by pair.
  */
 record KvPairsRow(String model, int tokens, String mode, String backend, String where, KvPairs pairs, long bytesPerPair, int blocks,
                   KvBenchRuns.Stats slowest, KvBenchRuns.Stats engineContiguous, KvBenchRuns.Stats rawCopy, String rawSeries,
-                  KvBenchRuns.Stats exposedSlowest, double layerComputeUs, int verifiedSlots, List<PerPair> perPair) {
+                  KvBenchRuns.Stats exposedSlowest, KvBenchRuns.Stats layerSlowest, double layerComputeUs, int verifiedSlots, List<PerPair> perPair) {
 
   /** One pair's share of a row: its own times from the common release, its transfers after coalescing. */
-  record PerPair(KvPairs.Pair pair, int transfers, KvBenchRuns.Stats run, KvBenchRuns.Stats contiguous, KvBenchRuns.Stats exposed) {}
+  record PerPair(KvPairs.Pair pair, int transfers, KvBenchRuns.Stats run, KvBenchRuns.Stats contiguous, KvBenchRuns.Stats exposed,
+                 KvBenchRuns.Stats layer) {}
 
   long bytes() {
     return bytesPerPair * pairs.size();
@@ -54,28 +56,35 @@ record KvPairsRow(String model, int tokens, String mode, String backend, String 
     if (rawCopy != null) b.append(String.format(Locale.ROOT, "  %s %7.2f GB/s%s", rawSeries, rawCopy.avgBwGBps(), percent(rawCopy)));
     if (exposedSlowest != null) b.append("  (stream: times include the simulated prefill; its figure is the exposed time)");
     if (exposedSlowest != null)
-      b.append(String.format(Locale.ROOT, "  exposed (slowest pair) p50 %.0f us p99 %.0f us, prefill %.0f us/layer", exposedSlowest.p50Nanos() / 1e3,
-          exposedSlowest.p99Nanos() / 1e3, layerComputeUs));
+      b.append(String.format(Locale.ROOT, "%n    stream: exposed (slowest pair) p50 %.0f us p99 %.0f us; one layer through every pair at once (slowest pair)"
+              + " p50 %.0f us: exposed - layer = %.0f us (issue 14's target <= 50: %s); prefill %.0f us/layer", exposedSlowest.p50Nanos() / 1e3,
+          exposedSlowest.p99Nanos() / 1e3, layerSlowest.p50Nanos() / 1e3, overLayerUs(), overLayerUs() <= 50 ? "met" : "NOT met", layerComputeUs));
     b.append(verifiedSlots > 0 ? "  bytes checked (" + verifiedSlots + " slots, every pair)" : "  bytes not checked");
     for (PerPair p : perPair) {
       b.append(String.format(Locale.ROOT, "%n    pair %d %-28s %6d transfers  p50 %9.0f us  p99 %9.0f us  %7.2f GB/s  contiguous %7.2f GB/s",
           p.pair.index(), p.pair.route(), p.transfers, p.run.p50Nanos() / 1e3, p.run.p99Nanos() / 1e3, p.run.avgBwGBps(), p.contiguous.avgBwGBps()));
-      if (p.exposed != null) b.append(String.format(Locale.ROOT, "  exposed p50 %.0f us", p.exposed.p50Nanos() / 1e3));
+      if (p.exposed != null)
+        b.append(String.format(Locale.ROOT, "  exposed p50 %.0f us, one layer p50 %.0f us", p.exposed.p50Nanos() / 1e3, p.layer.p50Nanos() / 1e3));
     }
     return b.toString();
   }
 
+  /** Exposed p50 minus one layer's p50 (slowest pair each), us; NaN for push and pull rows. */
+  double overLayerUs() {
+    return exposedSlowest == null ? Double.NaN : (exposedSlowest.p50Nanos() - layerSlowest.p50Nanos()) / 1e3;
+  }
+
   static String table(List<KvPairsRow> rows) {
     StringBuilder b = new StringBuilder("| model | tokens | mode | pairs | MiB per pair | transfers (all pairs) | slowest pair p50 us | p99 us | aggregate GB/s "
-        + "| engine contiguous GB/s | raw copies GB/s | % of reference | exposed p50/p99 us | checked slots |\n"
-        + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        + "| engine contiguous GB/s | raw copies GB/s | % of reference | exposed p50/p99 us | one layer p50 us | checked slots |\n"
+        + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (KvPairsRow r : rows) {
-      b.append(String.format(Locale.ROOT, "| %s | %d | %s | %d | %.1f | %d | %.0f | %.0f | %.2f | %.2f | %s | %s | %s | %d |%n", r.model, r.tokens,
+      b.append(String.format(Locale.ROOT, "| %s | %d | %s | %d | %.1f | %d | %.0f | %.0f | %.2f | %.2f | %s | %s | %s | %s | %d |%n", r.model, r.tokens,
           r.mode, r.pairs.size(), r.bytesPerPair / 1048576.0, r.transfers(), r.slowest.p50Nanos() / 1e3, r.slowest.p99Nanos() / 1e3,
           r.slowest.avgBwGBps(), r.engineContiguous.avgBwGBps(), r.rawCopy == null ? "-" : String.format(Locale.ROOT, "%.2f", r.rawCopy.avgBwGBps()),
           r.exposedSlowest != null ? "-" : String.format(Locale.ROOT, "%.0f%%", 100 * r.slowest.avgBwGBps() / r.reference().avgBwGBps()),
           r.exposedSlowest == null ? "-" : String.format(Locale.ROOT, "%.0f / %.0f", r.exposedSlowest.p50Nanos() / 1e3, r.exposedSlowest.p99Nanos() / 1e3),
-          r.verifiedSlots));
+          r.layerSlowest == null ? "-" : String.format(Locale.ROOT, "%.0f", r.layerSlowest.p50Nanos() / 1e3), r.verifiedSlots));
     }
     return b.toString();
   }
@@ -88,19 +97,21 @@ record KvPairsRow(String model, int tokens, String mode, String backend, String 
               + "\"mode\": \"%s\", \"backend\": \"%s\", \"pairs\": %d, \"sharedDevice\": %b, \"note\": \"%s\", "
               + "\"avgBwGBps\": %s, \"p50LatUs\": %s, \"p99LatUs\": %s, \"contiguousAvgBwGBps\": %s, \"engineContiguousAvgBwGBps\": %s, "
               + "\"engineContiguousP50LatUs\": %s, \"rawCopyAvgBwGBps\": %s, \"rawCopyP50LatUs\": %s, \"rawCopySeries\": %s, "
-              + "\"exposedP50Us\": %s, \"exposedP99Us\": %s, \"layerComputeUs\": %s, \"verifiedSlots\": %d, \"perPair\": [",
+              + "\"exposedP50Us\": %s, \"exposedP99Us\": %s, \"layerP50Us\": %s, \"exposedOverLayerUs\": %s, \"layerComputeUs\": %s, "
+              + "\"verifiedSlots\": %d, \"perPair\": [",
           r.model, r.tokens, r.bytes(), r.bytesPerPair, r.blocks, r.transfers(), r.mode, r.backend, r.pairs.size(), r.pairs.sharesDevice(),
           esc(r.note()), num(r.slowest.avgBwGBps()), us(r.slowest.p50Nanos()), us(r.slowest.p99Nanos()), num(r.reference().avgBwGBps()),
           num(r.engineContiguous.avgBwGBps()), us(r.engineContiguous.p50Nanos()), r.rawCopy == null ? "null" : num(r.rawCopy.avgBwGBps()),
           r.rawCopy == null ? "null" : us(r.rawCopy.p50Nanos()), r.rawCopy == null ? "null" : "\"" + esc(r.rawSeries) + "\"",
           r.exposedSlowest == null ? "null" : us(r.exposedSlowest.p50Nanos()), r.exposedSlowest == null ? "null" : us(r.exposedSlowest.p99Nanos()),
-          num(r.layerComputeUs), r.verifiedSlots));
+          r.layerSlowest == null ? "null" : us(r.layerSlowest.p50Nanos()), num(r.overLayerUs()), num(r.layerComputeUs), r.verifiedSlots));
       for (int k = 0; k < r.perPair.size(); k++) {
         PerPair p = r.perPair.get(k);
         b.append(String.format(Locale.ROOT, "%s{\"pair\": %d, \"prefillDevice\": %d, \"decodeDevice\": %d, \"route\": \"%s\", \"transfers\": %d, "
-                + "\"avgBwGBps\": %s, \"p50LatUs\": %s, \"p99LatUs\": %s, \"contiguousAvgBwGBps\": %s, \"exposedP50Us\": %s}",
+                + "\"avgBwGBps\": %s, \"p50LatUs\": %s, \"p99LatUs\": %s, \"contiguousAvgBwGBps\": %s, \"exposedP50Us\": %s, \"layerP50Us\": %s}",
             k == 0 ? "" : ", ", p.pair.index(), p.pair.prefill(), p.pair.decode(), p.pair.route(), p.transfers, num(p.run.avgBwGBps()),
-            us(p.run.p50Nanos()), us(p.run.p99Nanos()), num(p.contiguous.avgBwGBps()), p.exposed == null ? "null" : us(p.exposed.p50Nanos())));
+            us(p.run.p50Nanos()), us(p.run.p99Nanos()), num(p.contiguous.avgBwGBps()), p.exposed == null ? "null" : us(p.exposed.p50Nanos()),
+            p.layer == null ? "null" : us(p.layer.p50Nanos())));
       }
       b.append("]}").append(i + 1 < rows.size() ? "," : "").append('\n');
     }

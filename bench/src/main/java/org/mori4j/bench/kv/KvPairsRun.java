@@ -165,6 +165,31 @@ final class KvPairsRun implements AutoCloseable {
     return new long[][] {total, exposed};
   }
 
+  /**
+   * One layer through every pair at once, the reference for the exposed time: each pair opens a stream (before the
+   * release), sends layer 0 alone at the release and waits until its receiver heard it landed; the other layers
+   * follow untimed. Returns, by pair, release to that hearing (ns).
+   */
+  long[] oneLayer(int[][] src, int[][] dst, String req) throws Exception {
+    int n = pairs.size(), layers = caches.getFirst().layout().layers();
+    KvMigration[] m = new KvMigration[n];
+    for (int k = 0; k < n; k++) m[k] = caches.get(k).openStream(req + "-p" + k, src[k], remote(k), dst[k]);
+    long[] t = together(k -> {
+      m[k].sendLayers(0, 1);
+      long at = sides.get(k).receiver.awaitLanded(req + "-p" + k, 1, LIMIT);
+      if (at < 0) throw new IllegalStateException("the receiver of pair " + k + " never heard that layer 0 of " + req + " landed");
+      return at;
+    });
+    for (int k = 0; k < n; k++) {
+      if (layers > 1) m[k].sendLayers(1, layers);
+      if (sides.get(k).receiver.awaitLanded(req + "-p" + k, layers, LIMIT) < 0 || !m[k].await(LIMIT))
+        throw new IllegalStateException("stream " + req + " of pair " + k + " did not finish");
+      KvBenchCommand.check(m[k]);
+      sides.get(k).receiver.forget(req + "-p" + k);
+    }
+    return t;
+  }
+
   /** Every pair's byte check at once ({@link KvBenchRuns#verify}): fresh bytes, one more migration, CRCs compared. */
   int verify(int[][] src, int[][] dst, KvMigration.Mode mode, String req, long seed) throws Exception {
     int[] slots = new int[pairs.size()];

@@ -99,6 +99,7 @@ class KvBenchXgmiOnTestDeviceTest {
       assertEquals(r.get("rawCopyAvgBwGBps").asDouble(), r.get("contiguousAvgBwGBps").asDouble(), 1e-9, "over XGMI the reference is the driver's copies");
       assertEquals(2, r.get("perPair").size());
       assertEquals(1, r.get("perPair").get(1).get("prefillDevice").asInt());
+      assertEquals(r.get("mode").asText().equals("stream"), r.get("layerP50Us").isNumber(), "one layer's reference in stream rows only: " + r);
       assertEquals(0, r.get("perPair").get(1).get("decodeDevice").asInt());
     }
     PrintStream savedErr = System.err;

@@ -115,6 +115,10 @@ class KvPairsTest {
     JsonNode st = rows.get(1);
     assertEquals(100, st.get("layerComputeUs").asDouble(), 1e-9);
     assertTrue(st.get("exposedP50Us").asDouble() > 0 && st.get("perPair").get(1).get("exposedP50Us").asDouble() > 0, st.toString());
+    // the exposed time's reference: one layer through both pairs at once, and the difference
+    assertTrue(st.get("layerP50Us").asDouble() > 0 && st.get("perPair").get(0).get("layerP50Us").asDouble() > 0, st.toString());
+    assertEquals(st.get("exposedP50Us").asDouble() - st.get("layerP50Us").asDouble(), st.get("exposedOverLayerUs").asDouble(), 0.01, st.toString());
+    assertTrue(rows.get(0).get("layerP50Us").isNull(), rows.get(0).toString());
     assertTrue(rows.get(0).get("exposedP50Us").isNull(), rows.get(0).toString());
     assertTrue(out.contains("bytes checked (512 slots, every pair)"), out);
     assertTrue(out.contains("| llama3-8b | 64 | push | 2 |"), out);
