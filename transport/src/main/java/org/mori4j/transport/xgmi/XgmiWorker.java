@@ -60,6 +60,10 @@ final class XgmiWorker extends DrivenWorker {
   private final List<XgmiPeer> knownPeers = new ArrayList<>();
   // worker only
   private int waitingForOwner;
+  /** Ops the polls found done, reported once the turn is free; worker only. */
+  private final CompletedOps done = new CompletedOps();
+  /** Set while a poll runs under the turn: its completions go to {@link #done}. */
+  private boolean deferDone;
 
   private static final int FREE = 0, WORKER = 1, CALLER = 2;
   private static final java.lang.invoke.VarHandle TURN;
@@ -124,14 +128,28 @@ final class XgmiWorker extends DrivenWorker {
 
   // ---- worker thread ----
 
+  /**
+   * Takes the turn for a round, unless the round would have nothing to do: no op, task or backlog, nothing on the GPU,
+   * nothing a submitter issued, not closing. The poller calls rounds back to back while it spins after work, and an
+   * empty round that took the turn each time made a submitter's single try for it fail: on the 1x H100 host only
+   * 749-1,067 of 3,000 awaited batches were launched from the caller's thread, the rest handed to this worker. The
+   * fields read here are this thread's own; a submitter that issues meanwhile sets {@link #callerIssued} and wakes it.
+   */
   @Override
   protected boolean enterRound() {
+    if (!closing && !callerIssued && !hasQueued() && backlog.isEmpty() && transfers.onGpu() == 0) return false;
     return TURN.compareAndSet(this, FREE, WORKER);
   }
 
   @Override
   protected void exitRound() {
     TURN.setVolatile(this, FREE);
+    reportDone();
+  }
+
+  /** Reports what the polls of the turn just given back found done ({@link CompletedOps}). */
+  private void reportDone() {
+    done.report(name());
   }
 
   /** Polls the events when the turn is free (outside a round: the waits of {@link #awaitWork}). */
@@ -315,15 +333,27 @@ final class XgmiWorker extends DrivenWorker {
 
   /** Completes the ops whose events have completed; returns how many. */
   private int pollCompletions() {
-    return transfers.poll(this::finished);
+    deferDone = true;
+    try {
+      return transfers.poll(this::finished);
+    } finally {
+      deferDone = false;
+    }
   }
 
-  /** An op left the GPU (its event completed, or failed): report it, and let a revoked region go once idle. */
+  /**
+   * An op left the GPU (its event completed, or failed): report it (in a poll: once the turn is given back, see
+   * {@link #reportDone}), and let a revoked region go once idle, after its ops were reported, as it always was.
+   */
   private void finished(TransferOp op, RemoteRegion r, String error) {
     r.inFlight--;
-    if (error == null) op.transferSucceeded();
-    else op.transferFailed(TransportError.GPU_OP, "XGMI transfer with " + r.describe() + " failed on the GPU: " + error);
-    if (r.state == RemoteRegion.State.REVOKED && r.inFlight == 0) release(r);
+    String why = error == null ? null : "XGMI transfer with " + r.describe() + " failed on the GPU: " + error;
+    if (deferDone) done.add(op, why);
+    else CompletedOps.complete(op, why, name());
+    if (r.state == RemoteRegion.State.REVOKED && r.inFlight == 0) {
+      reportDone();
+      release(r);
+    }
   }
 
   /** Closes a revoked region's mappings and tells whoever waits for that. */

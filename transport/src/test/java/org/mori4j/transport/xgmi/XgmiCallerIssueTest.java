@@ -141,6 +141,41 @@ class XgmiCallerIssueTest {
   }
 
   @Test
+  void aCompletionIsReportedOnceTheTurnIsFreeSoItsWaiterCanLaunchTheNextBatchItself() throws Exception {
+    setUp();
+    long[][] a = blocks();
+    long[][] b = {a[0].clone(), a[1].clone(), a[2].clone()};
+    for (int i = 0; i < BLOCKS; i++) b[1][i] += BLOCK;
+    fill(9);
+    Op first = batch(a[0], a[1], a[2], remote.address());
+    initiator.submit(first);
+    assertEquals("ok", first.await(), "the worker set everything up");
+    Op second = batch(a[0], a[1], a[2], remote.address()), third = batch(b[0], b[1], b[2], remote.address());
+    CompletableFuture<Boolean> fromCompletion = new CompletableFuture<>();
+    // runs inside second's completion, as a caller woken by it would come back at once
+    second.done.thenRun(() -> fromCompletion.complete(initiator.issueFromCaller(third)));
+    initiator.submit(second);
+    assertEquals("ok", second.await());
+    assertTrue(fromCompletion.get(30, java.util.concurrent.TimeUnit.SECONDS), "the poll that completed it still held the worker's turn");
+    assertEquals("ok", third.await());
+    assertLanded(a, "second batch");
+    assertLanded(b, "third batch");
+  }
+
+  @Test
+  void anIdleWorkersRoundLeavesTheTurnFreeForASubmitter() {
+    setUp();
+    XgmiWorker w = new XgmiWorker("idle", gpu, XgmiSettings.of(1, 1), (p, id, k, answer) -> answer.refused(TransportError.NOT_FOUND, "none"),
+        BackendListener.NONE, new long[] {0}, new boolean[][] {{false}});
+    // the poller spins on rounds after work: an empty one must not hold the turn a submitter's issue tries to take
+    assertFalse(w.enterRound(), "nothing to do: no round, the turn stays free");
+    w.execute(() -> {});
+    assertTrue(w.enterRound(), "a task to run: the round takes the turn");
+    assertFalse(w.enterRound(), "and holds it until it ends");
+    w.exitRound();
+  }
+
+  @Test
   void aMappedTableIsReadInPlaceWithNoUploadAndWaitsForItsKernelBeforeTheSlotsNextBatch() throws Exception {
     assertEquals(2 * BLOCKS, tablesAcrossAStalledStream(true), "one move per block, no table upload");
   }
