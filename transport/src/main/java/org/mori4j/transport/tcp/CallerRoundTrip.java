@@ -29,6 +29,19 @@ final class CallerRoundTrip implements CallerDrive {
 
   private final InitiatorConnection c;
   private final long spinNanos;
+  /**
+   * Callers submit bursts to this connection (an op came while a caller-sent one was still out): every request takes
+   * the loop, which sends a burst in few packed writes. Why: the burst's first op, sent ahead alone from the caller's
+   * thread, made the target, this engine's loop and the waiting caller each wake once more per burst, and on the 2-core
+   * VM the 128 x 4 KiB row's p99 went from 0.5-0.8 ms (caller-drive off) to 0.9-1.7 ms (interleaved runs,
+   * bench/results/20261125T0045Z-50789c7-tcp-latency-2). Cleared after {@link #LONE_TO_RESUME} ops in a row that were
+   * alone on the connection from submit to response (a ping-pong again). Set by submitters; the rest under the hold.
+   */
+  private volatile boolean bursting;
+  static final int LONE_TO_RESUME = 2;
+  /** The op the loop took while nothing else was in flight, as long as it stays alone; holder only. */
+  private TransferOp lone;
+  private int lonesInARow;
 
   CallerRoundTrip(InitiatorConnection c, long spinNanos) {
     this.c = c;
@@ -49,17 +62,36 @@ final class CallerRoundTrip implements CallerDrive {
   boolean idleOrGone() {
     if (!c.enter(TcpConnection.CALLER)) return false;
     try {
-      return c.dead || c.queued.get() == 0 && c.head == null && c.sending == null && c.readStage == 0 && !c.frameReady
+      return c.dead || c.queued.get() == 0 && c.head == null && c.sending == null && c.readStage == 0 && !c.req.ready
           && !c.readBlocked && !c.buffered() && c.resp.position() == 0 && c.callerPending == null;
     } finally {
       c.exit();
     }
   }
 
+  /** Holder (the loop), taking {@code op} for the loop's path: {@code alone} when nothing else is in flight or queued. */
+  void taken(TransferOp op, boolean alone) {
+    lone = alone ? op : null;
+  }
+
+  /** Holder, {@code op}'s response read: {@code alone} when nothing is behind it; counts ping-pong ops while bursting. */
+  void completed(TransferOp op, boolean alone) {
+    if (!bursting) return;
+    if (op == lone && alone) {
+      if (++lonesInARow >= LONE_TO_RESUME) {
+        bursting = false;
+        lonesInARow = 0;
+      }
+    } else {
+      lonesInARow = 0;
+    }
+    lone = null;
+  }
+
   /** Whether {@code op} may leave from the caller's thread: a frame-only request of host memory, not a stripe. */
   private boolean eligible(TransferOp op) {
     if (op instanceof StripePart || op.local().gpu() || op.blockCount() > c.maxEntries()) return false;
-    return op.kind() == TransferOp.READ ? op.totalBytes() <= WireFormat.INLINE_MAX : InitiatorConnection.frameOnly(op);
+    return op.kind() == TransferOp.READ ? op.totalBytes() <= WireFormat.INLINE_MAX : RequestFrames.frameOnly(op);
   }
 
   /**
@@ -70,17 +102,17 @@ final class CallerRoundTrip implements CallerDrive {
     if (c.tls != null || c.dead || c.queued.get() != 0 || !eligible(op) || c.loop.onLoopThread()) return false;
     // a racy look first (checked again under the hold): a connection with ops in flight is not taken even for a moment,
     // since a loop that finds it held parks until it is let go (a burst of submits would park it once per op)
-    if (c.bursting) return false;
+    if (bursting) return false;
     if (c.head != null || c.sending != null) {
       // a second op while the caller's own first one is still out: this caller submits bursts here, where a first op
-      // sent ahead alone only wakes the target, the loop and the caller once more each (see InitiatorConnection#bursting)
-      if (c.callerPending != null) c.bursting = true;
+      // sent ahead alone only wakes the target, the loop and the caller once more each (see #bursting)
+      if (c.callerPending != null) bursting = true;
       return false;
     }
     if (!c.enter(TcpConnection.CALLER)) return false;
     boolean wake = false;
     try {
-      if (c.dead || c.queued.get() != 0 || c.head != null || c.sending != null || c.readStage != 0 || c.frameReady
+      if (c.dead || c.queued.get() != 0 || c.head != null || c.sending != null || c.readStage != 0 || c.req.ready
           || c.readBlocked || c.buffered() || c.resp.position() != 0) return false;
       // cancelled before it was sent: its outcome is final already, and nothing goes on the wire
       if (!op.beginLanding()) return true;
@@ -103,26 +135,26 @@ final class CallerRoundTrip implements CallerDrive {
       }
       if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.WRITE_BEGIN, op.uid());
       try {
-        while (c.frame.hasRemaining() && c.write(c.frame) > 0) {
+        while (c.req.frame.hasRemaining() && c.write(c.req.frame) > 0) {
           // a small request on an idle connection fits the socket buffer; a full one leaves the rest to the loop
         }
       } catch (IOException e) {
-        c.frameReady = false;
+        c.req.ready = false;
         c.peer.lost(TransportError.PEER_LOST, "write to " + c.peer.key + " failed: " + e);
         return true;
       }
-      if (c.frame.hasRemaining()) {
+      if (c.req.frame.hasRemaining()) {
         if (drives) {
           c.callerPending = null;
           op.callerDrive = null;
         }
-        c.sending = c.lastInFrame = op;
-        c.packEnd[0] = c.frame.limit();
+        c.sending = c.req.last = op;
+        c.req.packEnd[0] = c.req.frame.limit();
         c.interest(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
         wake = true;
         return true;
       }
-      c.frameReady = false;
+      c.req.ready = false;
       c.callerSentNanos = System.nanoTime();
       CallerDriveStats.SENT.increment();
       if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.SEND, op.uid());

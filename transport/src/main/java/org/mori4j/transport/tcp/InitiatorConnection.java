@@ -17,7 +17,7 @@ import org.mori4j.transport.TransportError;
  * its response, {@code sending} the first op not yet fully written. A request is written with one
  * gathering write (frame and payload views together); requests that are only a frame (READs, and WRITEs
  * whose payload rides inline) queued behind each other share one frame buffer and one write, up to
- * {@link #PACK_LIMIT} bytes. Responses arrive in request order and are matched to {@code head} by sequence
+ * {@link RequestFrames#PACK_LIMIT} bytes. Responses arrive in request order and are matched to {@code head} by sequence
  * number. A READ's data is scattered straight into the local region.
  *
  * <p>Cancellation (a deadline, or {@code cancel()}): an op whose outcome is decided before any of its request left
@@ -40,19 +40,6 @@ final class InitiatorConnection extends TcpConnection {
   final CallerRoundTrip callerTrip;
   /** The op sent from a caller's thread whose response that caller may read itself; null when the loop reads. */
   TransferOp callerPending;
-  /**
-   * Callers submit bursts to this connection (an op came while a caller-sent one was still out): every request takes
-   * the loop, which sends a burst in few packed writes. Why: the burst's first op, sent ahead alone from the caller's
-   * thread, made the target, this engine's loop and the waiting caller each wake once more per burst, and on the 2-core
-   * VM the 128 x 4 KiB row's p99 went from 0.55-0.86 ms (caller-drive off) to 0.75-1.8 ms (interleaved runs,
-   * bench/results/*-tcp-latency-2). Cleared after {@link #LONE_TO_RESUME} ops in a row that were alone on the
-   * connection from submit to response (a ping-pong again). Set by submitters, read and cleared under the hold.
-   */
-  volatile boolean bursting;
-  static final int LONE_TO_RESUME = 2;
-  /** The op taken while nothing else was in flight, as long as it stays alone; loop thread (holder) only. */
-  private TransferOp lone;
-  private int lonesInARow;
   long callerSentNanos;
   /** A caller reads responses ({@link #onReadable} then stops once its own op is complete). */
   boolean callerReading;
@@ -64,17 +51,9 @@ final class InitiatorConnection extends TcpConnection {
   TransferOp uncounted;
 
   // write side
-  /** Most bytes of requests packed into one frame (a burst of 4 KiB writes: 15 per system call). */
-  static final int PACK_LIMIT = 64 * 1024;
-
-  ByteBuffer frame = direct(PACK_LIMIT);
-  private MemorySegment frameSegment = MemorySegment.ofBuffer(frame);
-  /** The last op whose request is in {@code frame} ({@code sending} when nothing was packed behind it). */
-  TransferOp lastInFrame;
-  /** Where the request of the i-th op in {@code frame} ends: a response may come for it once that much is out. */
-  final int[] packEnd = new int[PACK_LIMIT / (REQ_HEADER + 2 * ENTRY)];
+  /** The request frame being written and the requests packed into it. */
+  final RequestFrames req;
   private final BlockCursor out = new BlockCursor(new RegionViews());
-  boolean frameReady;
   /** The op being written was cancelled mid-payload: the rest of its payload comes from its copy, not the caller's memory. */
   private boolean fromCopy;
   private org.mori4j.transport.LocalRegion copyRegion;
@@ -99,6 +78,7 @@ final class InitiatorConnection extends TcpConnection {
     super(loop, channel);
     this.peer = peer;
     this.maxEntries = maxEntries;
+    this.req = new RequestFrames(maxEntries);
     this.callerTrip = latency.callerDrive() ? new CallerRoundTrip(this, latency.driveSpinNanos()) : null;
   }
 
@@ -116,7 +96,7 @@ final class InitiatorConnection extends TcpConnection {
     op.nextInFlight = null;
     op.laneSeq = nextSeq++;
     loop.inFlight++;
-    lone = head == null && queued.get() == 0 ? op : null;
+    if (callerTrip != null) callerTrip.taken(op, head == null && queued.get() == 0);
     if (tail == null) head = op;
     else tail.nextInFlight = op;
     tail = op;
@@ -128,7 +108,7 @@ final class InitiatorConnection extends TcpConnection {
 
   @Override
   void flushQueued() {
-    if (sending != null && !frameReady) flush();
+    if (sending != null && !req.ready) flush();
   }
 
   @Override
@@ -140,7 +120,7 @@ final class InitiatorConnection extends TcpConnection {
     try {
       while (sending != null) {
         TransferOp op = sending;
-        if (!frameReady) {
+        if (!req.ready) {
           if (!op.beginLanding()) {
             // cancelled before any of it left: not sent, and so no response will come for it
             op.laneSkipped = true;
@@ -153,40 +133,40 @@ final class InitiatorConnection extends TcpConnection {
           } finally {
             op.endLanding();
           }
-          lastInFrame = op;
-          packEnd[0] = frame.limit();
-          if (frameOnly(op)) pack();
+          req.last = op;
+          req.packEnd[0] = req.frame.limit();
+          if (RequestFrames.frameOnly(op)) req.pack();
         }
         if (op.kind() == TransferOp.WRITE && op.local().gpu()) {
           if (!sendGpu()) return;
-          frameReady = false;
+          req.ready = false;
           sending = op.nextInFlight;
           continue;
         }
         int n = 0;
-        if (frame.hasRemaining()) out.iov[n++] = frame;
+        if (req.frame.hasRemaining()) out.iov[n++] = req.frame;
         boolean landing = false;
         if (op.kind() == TransferOp.WRITE && out.remaining() > 0) {
           if (!fromCopy && !(landing = op.beginLanding())) continueFromCopy(op);
           n += out.fill(n);
         }
-        long before = frame.remaining();
+        long before = req.frame.remaining();
         long w;
         try {
           w = write(out.iov, n);
         } finally {
           if (landing) op.endLanding();
         }
-        long payload = w - (before - frame.remaining());
+        long payload = w - (before - req.frame.remaining());
         if (payload > 0) out.advance(payload);
-        if (frame.hasRemaining() || (op.kind() == TransferOp.WRITE && out.remaining() > 0)) {
+        if (req.frame.hasRemaining() || (op.kind() == TransferOp.WRITE && out.remaining() > 0)) {
           interest(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
           return;
         }
-        frameReady = false;
+        req.ready = false;
         endCopy();
         // read now, not when packing: an op queued since then follows the last packed one
-        sending = lastInFrame.nextInFlight;
+        sending = req.last.nextInFlight;
       }
       interest(SelectionKey.OP_READ);
     } catch (IOException | RuntimeException e) {
@@ -240,7 +220,7 @@ final class InitiatorConnection extends TcpConnection {
     GpuStager st = outStager();
     while (true) {
       int n = 0;
-      if (frame.hasRemaining()) out.iov[n++] = frame;
+      if (req.frame.hasRemaining()) out.iov[n++] = req.frame;
       ByteBuffer v = st.remaining() > 0 ? st.next() : null;
       if (v != null) out.iov[n++] = v;
       if (n == 0) {
@@ -252,11 +232,11 @@ final class InitiatorConnection extends TcpConnection {
         loop.awaitGpu(this);
         return false;
       }
-      long before = frame.remaining();
+      long before = req.frame.remaining();
       long w = write(out.iov, n);
-      long payload = w - (before - frame.remaining());
+      long payload = w - (before - req.frame.remaining());
       if (payload > 0) st.advance(payload);
-      if (frame.hasRemaining() || (v != null && v.hasRemaining())) {
+      if (req.frame.hasRemaining() || (v != null && v.hasRemaining())) {
         interest(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
         return false;
       }
@@ -269,96 +249,15 @@ final class InitiatorConnection extends TcpConnection {
     if (readBlocked && !dead) onReadable();
   }
 
-  /** Whether {@code op}'s request is all frame: a READ, or a WRITE of host memory small enough to ride inline. */
-  static boolean frameOnly(TransferOp op) {
-    return op.kind() == TransferOp.READ || isInline(op);
-  }
-
-  // GPU memory is not addressable from here: its payload always goes through the staging buffers
-  private static boolean isInline(TransferOp op) {
-    return op.kind() == TransferOp.WRITE && op.totalBytes() <= INLINE_MAX && !op.local().gpu();
-  }
-
-  private static int frameBytes(TransferOp op) {
-    return REQ_HEADER + ENTRY * (op.blockCount() + 1) + (isInline(op) ? (int) op.totalBytes() : 0);
-  }
-
-  /** Appends the requests of the frame-only ops queued behind {@code lastInFrame} while they fit. */
-  private void pack() {
-    int count = 1;
-    for (TransferOp next = lastInFrame.nextInFlight; next != null && frameOnly(next); next = next.nextInFlight) {
-      int end = frame.limit();
-      if (count == packEnd.length || next.blockCount() > maxEntries || end + frameBytes(next) > Math.min(PACK_LIMIT, frame.capacity()))
-        return;
-      // a cancelled op is not packed: flush reaches it as the next one to send and skips it
-      if (!next.beginLanding()) return;
-      // nothing of the frame is written yet: append after what is there, then make it all readable again
-      frame.limit(frame.capacity()).position(end);
-      try {
-        appendFrame(next);
-      } finally {
-        next.endLanding();
-      }
-      frame.flip();
-      packEnd[count++] = frame.limit();
-      lastInFrame = next;
-    }
-  }
-
-  /** Whether {@code op}'s request has left in full: a response to anything else breaks the protocol. */
-  private boolean fullyWritten(TransferOp op) {
-    if (sending == null || op.laneSeq < sending.laneSeq) return true;
-    if (!frameReady || !frameOnly(sending) || op.laneSeq > lastInFrame.laneSeq) return false;
-    return frame.position() >= packEnd[(int) (op.laneSeq - sending.laneSeq)];
-  }
-
+  /** Encodes {@code op}'s request into the frame and readies its payload: a cursor over its blocks, or GPU staging. */
   void prepare(TransferOp op) {
-    int blocks = op.blockCount();
-    if (blocks > maxEntries) throw new IllegalStateException("batch of " + blocks + " blocks exceeds " + maxEntries);
-    int need = frameBytes(op);
-    if (frame.capacity() < need) {
-      frame = direct(Math.max(need, frame.capacity() * 2));
-      frameSegment = MemorySegment.ofBuffer(frame);
-    }
-    frame.clear();
-    appendFrame(op);
-    frame.flip();
-    frameReady = true;
-    if (op.kind() == TransferOp.WRITE && !isInline(op)) {
+    req.encode(op); // copies an inline payload from the caller's memory
+    if (op.kind() == TransferOp.WRITE && !RequestFrames.isInline(op)) {
       if (op.local().gpu()) startStager(outStager(), true, op);
       else {
         setCursor(out, op);
         op.payloadStarted(); // from here a cancellation keeps a copy of the payload
       }
-    }
-  }
-
-  /** Writes {@code op}'s request (header, entries, inline payload) at the frame's position. */
-  private void appendFrame(TransferOp op) {
-    int blocks = op.blockCount();
-    boolean inline = isInline(op);
-    int type = op.kind() == TransferOp.WRITE ? T_WRITE : T_READ;
-    int flags = op.notifyTarget() ? F_NOTIFY : 0;
-    int parts = 1;
-    StripePart stripe = op instanceof StripePart p ? p : null;
-    if (stripe != null) {
-      flags |= F_PART;
-      parts = stripe.parts();
-    }
-    appendRequest(frame, type, flags, stripe != null ? 2 : blocks, parts, op.laneSeq, op.uid(), op.remoteId(),
-        op.remoteAccessKey(), op.remoteAddress(), op.totalBytes());
-    for (int i = 0; i < blocks; i++) frame.putLong(op.remoteOffset(i)).putLong(op.blockSize(i));
-    if (stripe != null) frame.putLong(stripe.wholeRemoteOffset()).putLong(stripe.wholeSize());
-    if (inline) {
-      // a small payload rides in the frame: one plain write, no per-request views of the region
-      int pos = frame.position();
-      MemorySegment src = op.local().segment();
-      for (int i = 0; i < blocks; i++) {
-        long size = op.blockSize(i);
-        MemorySegment.copy(src, op.localOffset(i), frameSegment, pos, size);
-        pos += (int) size;
-      }
-      frame.position(pos);
     }
   }
 
@@ -448,7 +347,7 @@ final class InitiatorConnection extends TcpConnection {
     resp.clear();
     TransferOp op = head;
     if (magic != RESP_MAGIC || version != VERSION) throw new IOException("bad response frame (magic/version)");
-    if (op == null || op.laneSeq != seq || !fullyWritten(op))
+    if (op == null || op.laneSeq != seq || !req.fullyWritten(op, sending))
       throw new IOException("response for seq " + seq + " does not match the oldest request in flight");
     if (respStatus != 0) {
       if (payload < 0 || payload > MAX_SMALL_PAYLOAD) throw new IOException("error message of " + payload + " bytes");
@@ -494,7 +393,7 @@ final class InitiatorConnection extends TcpConnection {
     readStage = 0;
     if (op == uncounted) uncounted = null;
     else loop.inFlight--;
-    if (bursting) noteLone(op);
+    if (callerTrip != null) callerTrip.completed(op, head == null && queued.get() == 0);
     if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.COMPLETE, op.uid());
     if (op == callerPending) {
       callerPending = null;
@@ -511,18 +410,6 @@ final class InitiatorConnection extends TcpConnection {
     if (error == null) done.succeeded(op);
     else done.failed(op, error, message);
     dropSkippedHead();
-  }
-
-  private void noteLone(TransferOp op) {
-    if (op == lone && head == null && queued.get() == 0) {
-      if (++lonesInARow >= LONE_TO_RESUME) {
-        bursting = false;
-        lonesInARow = 0;
-      }
-    } else {
-      lonesInARow = 0;
-    }
-    lone = null;
   }
 
   /** Holder, once it has read {@link #callerDone} and its outcome (error, message): clears them. */
