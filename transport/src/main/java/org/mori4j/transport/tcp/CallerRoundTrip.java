@@ -62,8 +62,8 @@ final class CallerRoundTrip implements CallerDrive {
   boolean idleOrGone() {
     if (!c.enter(TcpConnection.CALLER)) return false;
     try {
-      return c.dead || c.queued.get() == 0 && c.head == null && c.sending == null && c.readStage == 0 && !c.req.ready
-          && !c.readBlocked && !c.buffered() && c.resp.position() == 0 && c.callerPending == null;
+      return c.dead || c.queued.get() == 0 && c.head == null && c.sending == null && c.reader.stage == 0 && !c.req.ready
+          && !c.readBlocked && !c.buffered() && c.reader.resp.position() == 0 && c.callerPending == null;
     } finally {
       c.exit();
     }
@@ -112,8 +112,8 @@ final class CallerRoundTrip implements CallerDrive {
     if (!c.enter(TcpConnection.CALLER)) return false;
     boolean wake = false;
     try {
-      if (c.dead || c.queued.get() != 0 || c.head != null || c.sending != null || c.readStage != 0 || c.req.ready
-          || c.readBlocked || c.buffered() || c.resp.position() != 0) return false;
+      if (c.dead || c.queued.get() != 0 || c.head != null || c.sending != null || c.reader.stage != 0 || c.req.ready
+          || c.readBlocked || c.buffered() || c.reader.resp.position() != 0) return false;
       // cancelled before it was sent: its outcome is final already, and nothing goes on the wire
       if (!op.beginLanding()) return true;
       try {

@@ -1,13 +1,9 @@
 package org.mori4j.transport.tcp;
 
-import static org.mori4j.transport.tcp.WireFormat.*;
-
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import org.mori4j.transport.RegionViews;
 import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
@@ -18,7 +14,8 @@ import org.mori4j.transport.TransportError;
  * gathering write (frame and payload views together); requests that are only a frame (READs, and WRITEs
  * whose payload rides inline) queued behind each other share one frame buffer and one write, up to
  * {@link RequestFrames#PACK_LIMIT} bytes. Responses arrive in request order and are matched to {@code head} by sequence
- * number. A READ's data is scattered straight into the local region.
+ * number. A READ's data is scattered straight into the local region. Encoding and packing: {@link RequestFrames};
+ * parsing the responses: {@link ResponseReader}.
  *
  * <p>Cancellation (a deadline, or {@code cancel()}): an op whose outcome is decided before any of its request left
  * is not sent ({@link TransferOp#laneSkipped}). Every system call or copy that touches the caller's memory runs inside
@@ -59,16 +56,10 @@ final class InitiatorConnection extends TcpConnection {
   private org.mori4j.transport.LocalRegion copyRegion;
 
   // read side
-  final ByteBuffer resp = direct(RESP_HEADER);
-  private final ByteBuffer message = direct(MAX_SMALL_PAYLOAD);
-  private final BlockCursor in = new BlockCursor(new RegionViews());
-  int readStage; // 0 header, 1 data, 2 error message, 3 data for GPU memory
-  /** The READ whose data arrives was cancelled: the rest of its data goes to {@code scratch}. */
-  private boolean discarding;
-  private ByteBuffer scratch;
-  private int respStatus;
+  /** Parses the responses (headers, READ data, error messages) as they arrive. */
+  final ResponseReader reader = new ResponseReader(this);
   /** Successes of the read being parsed, published when it is done (see {@link CompletionBatch}). */
-  private final CompletionBatch done = new CompletionBatch();
+  final CompletionBatch done = new CompletionBatch();
 
   InitiatorConnection(TcpIoLoop loop, SocketChannel channel, TcpPeer peer, int maxEntries) {
     this(loop, channel, peer, maxEntries, TcpLatency.OFF);
@@ -201,7 +192,7 @@ final class InitiatorConnection extends TcpConnection {
   }
 
   /** Unlinks the ops at the head that were never sent: no response will come for them. */
-  private void dropSkippedHead() {
+  void dropSkippedHead() {
     while (head != null && head.laneSkipped) {
       TransferOp op = head;
       head = op.nextInFlight;
@@ -261,7 +252,7 @@ final class InitiatorConnection extends TcpConnection {
     }
   }
 
-  private static void setCursor(BlockCursor c, TransferOp op) {
+  static void setCursor(BlockCursor c, TransferOp op) {
     if (op.blockCount() == 1) c.single(op.local(), op.localOffset(0), op.blockSize(0));
     else {
       long[] lo = new long[op.blockCount()];
@@ -277,120 +268,18 @@ final class InitiatorConnection extends TcpConnection {
   @Override
   void onReadable() {
     try {
-      readResponses();
+      reader.read();
     } finally {
       done.publish();
     }
   }
 
-  private void readResponses() {
-    try {
-      boolean first = true;
-      while (true) {
-        // a caller reading for its own op leaves the responses behind it to the loop
-        if (callerReading && callerPending == null) return;
-        if (readStage == 0) {
-          // with nothing in flight no response is due: leave the next read to the selector instead of a
-          // read that would find nothing (only after the first read, which also notices a closed peer)
-          if (!first && head == null && resp.position() == 0 && !buffered()) return;
-          first = false;
-          // with the responses behind it: a burst's acknowledgements arrive together
-          if (readAhead(resp) < 0) throw new IOException("connection closed by peer");
-          if (resp.hasRemaining()) return;
-          resp.flip();
-          if (!startResponse()) return;
-        } else if (readStage == 3) {
-          if (!receiveGpu()) return;
-        } else if (readStage == 1) {
-          long r;
-          if (!discarding && !head.beginLanding()) discarding = true; // cancelled: the rest is not the caller's any more
-          if (discarding) {
-            if (scratch == null) scratch = direct(64 * 1024);
-            scratch.clear().limit((int) Math.min(scratch.capacity(), in.remaining()));
-            r = in(scratch);
-          } else {
-            try {
-              r = in(in.iov, in.fill(0));
-            } finally {
-              head.endLanding();
-            }
-          }
-          if (r < 0) throw new IOException("connection closed by peer");
-          if (r > 0) in.advance(r);
-          if (in.remaining() > 0) return;
-          in.clear();
-          discarding = false;
-          complete(null, null);
-        } else {
-          if (in(message) < 0) throw new IOException("connection closed by peer");
-          if (message.hasRemaining()) return;
-          message.flip();
-          String text = StandardCharsets.UTF_8.decode(message).toString();
-          complete(TransportError.fromWire(respStatus), "peer " + peer.key + ": " + text);
-        }
-      }
-    } catch (IOException | RuntimeException e) {
-      done.publish(); // the responses read before the failure were successes, and are published before it
-      peer.lost(TransportError.PEER_LOST, "connection to " + peer.key + " lost: " + e.getMessage());
-    }
-  }
-
-  /** Parses a response header; false when the connection had to be failed. */
-  private boolean startResponse() throws IOException {
-    dropSkippedHead();
-    int magic = resp.getInt(0);
-    int version = resp.get(4);
-    int type = resp.get(5);
-    respStatus = resp.get(6) & 0xff;
-    long seq = resp.getLong(8);
-    long payload = resp.getLong(16);
-    resp.clear();
-    TransferOp op = head;
-    if (magic != RESP_MAGIC || version != VERSION) throw new IOException("bad response frame (magic/version)");
-    if (op == null || op.laneSeq != seq || !req.fullyWritten(op, sending))
-      throw new IOException("response for seq " + seq + " does not match the oldest request in flight");
-    if (respStatus != 0) {
-      if (payload < 0 || payload > MAX_SMALL_PAYLOAD) throw new IOException("error message of " + payload + " bytes");
-      message.clear().limit((int) payload);
-      readStage = 2;
-      return true;
-    }
-    if (type == T_WRITE_DONE && op.kind() == TransferOp.WRITE && payload == 0) {
-      complete(null, null);
-      return true;
-    }
-    if (type == T_READ_DATA && op.kind() == TransferOp.READ && payload == op.totalBytes()) {
-      if (op.local().gpu()) {
-        startStager(inStager(), false, op);
-        readStage = 3;
-      } else {
-        setCursor(in, op);
-        readStage = 1;
-      }
-      return true;
-    }
-    throw new IOException("unexpected response type " + type + " with " + payload + " bytes");
-  }
-
-  /**
-   * Reads READ data bound for GPU memory into the staging buffers; true once every byte is on the device
-   * (the op is then complete), false while it waits for the socket or for a host-to-device copy.
-   */
-  private boolean receiveGpu() throws IOException {
-    GpuStager st = inStager();
-    if (!stageIn(st, "connection closed by peer")) return false;
-    String failure = st.failure();
-    st.finish();
-    complete(failure == null ? null : TransportError.GPU_OP, failure);
-    return true;
-  }
-
-  private void complete(TransportError error, String message) {
+  /** Holder, from the reader: the head op's whole response is in; {@code error} null for a success. */
+  void complete(TransportError error, String message) {
     TransferOp op = head;
     head = op.nextInFlight;
     if (head == null) tail = null;
     op.nextInFlight = null;
-    readStage = 0;
     if (op == uncounted) uncounted = null;
     else loop.inFlight--;
     if (callerTrip != null) callerTrip.completed(op, head == null && queued.get() == 0);
@@ -455,8 +344,7 @@ final class InitiatorConnection extends TcpConnection {
     head = tail = sending = null;
     uncounted = callerPending = null;
     endCopy();
-    discarding = false;
     out.clear();
-    in.clear();
+    reader.reset();
   }
 }
