@@ -2,7 +2,7 @@
 # The multi-GPU acceptance runs of issues 13 (GPU-initiated transfers), 14 (KV-cache migration over XGMI) and
 # 15 (XGMI targets), one part per call, so that a machine lent with two or more GPUs for a short time yields
 # every figure those issues ask for. Written for the GPU machine (no Maven, no git): build and pack here
-# (`./mvnw -DskipTests install && ../shared/device/pack.sh`), then on the machine, per part:
+# (`./mvnw -DskipTests install && bash bench/device-pack.sh`), then on the machine, per part:
 #   MORI4J_COMMIT=<sha> bash bench/record-multi-gpu-acceptance.sh PART [DIR]
 # Parts (each fits a 10-minute call on 2x H200; timings from 1x H100 runs where that is all there was):
 #   gpuinit  issue 13: the gpu-tagged GPU-initiated and shmem-over-endpoints tests (two JVMs get one GPU each

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine, from the checkout's root after ../shared/device/pack.sh: every gpu-tagged class in its own JVM
+# On the GPU machine, from the checkout's root after bash bench/device-pack.sh (../shared/device/pack.sh with the classes archived): every gpu-tagged class in its own JVM
 # (a trapped kernel poisons a process's CUDA context), then the GPU-initiated example, then with EXTRA=shmem
 # shmem-bench with 4 and 8 PEs (on one GPU: the N-PE code paths). Logs and summary.txt under $OUT.
 # Env: CLASSES (space-separated class names; default all), PER_CLASS_S (150), SKIP_EXTRA (no example), EXTRA=shmem,
