@@ -134,6 +134,33 @@ public interface TransferBackend extends AutoCloseable {
     return false;
   }
 
+  /**
+   * Whether this backend may carry several batch entries of one batch-of-batches call as one unit of work
+   * ({@link #submitGroup}): the engine then holds back the entries it routes here and hands them over together at
+   * the end of the call. False by default (every entry is submitted as it is routed).
+   */
+  default boolean fusesBatches() {
+    return false;
+  }
+
+  /**
+   * Submitting thread: {@link #issueFromCaller} for the checked entries {@code ops} of one batch-of-batches call, all
+   * routed to this backend, all or nothing: true when every one was taken (issued, or failed with the backend's
+   * message), and then none of their block arrays is read again; false when nothing was done. False by default.
+   */
+  default boolean issueGroupFromCaller(java.util.List<? extends TransferOp> ops) {
+    return false;
+  }
+
+  /**
+   * Queues the checked entries {@code ops} of one batch-of-batches call, all routed to this backend, in order. Each op
+   * keeps its own outcome; a backend that {@link #fusesBatches} may move several of them with one unit of work (XGMI:
+   * one kernel launch). Never blocks, never throws for a closed backend. The default submits them one by one.
+   */
+  default void submitGroup(java.util.List<? extends TransferOp> ops) {
+    for (TransferOp op : ops) submit(op);
+  }
+
   List<CompletionSource> completionSources();
 
   /** Target-side record of inbound transfers. */

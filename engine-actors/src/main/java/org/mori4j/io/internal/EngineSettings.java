@@ -29,12 +29,14 @@ import org.mori4j.io.TcpBackendConfig;
  * @param tcpGpuStagingPrewarm idle TCP staging slots prepared when GPU memory is registered (0: none; GpuStaging)
  * @param xgmiMappedTable  XGMI: the batch kernel reads its block table in place from pinned host memory ({@code
  *                         block-table = mapped}) instead of a device copy ({@code device})
+ * @param xgmiFuseBatches  XGMI: the entries of one batch-of-batches call between the same two devices share kernel
+ *                         launches ({@code mori4j.xgmi.fuse-batches})
  */
 public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, long awaitSpinNanos, String systemName,
                              long pollerSpinNanos, long pollerYieldNanos, long pollerParkNanos, long pollerMaxRunNanos,
                              TcpBackendConfig tcpDefaults, int tcpPort, int tcpMaxBatchEntries, int tcpGpuStagingChunk,
                              String gpuRuntime, int lostPeersRemembered, long xgmiPollNapNanos, int xgmiMaxBatchBlocks,
-                             int tcpGpuStagingPrewarm, boolean xgmiMappedTable) {
+                             int tcpGpuStagingPrewarm, boolean xgmiMappedTable, boolean xgmiFuseBatches) {
 
   /** What {@code await-spin = auto} spins for: longer than a small GPU copy or a loopback round trip takes. */
   public static final long AUTO_SPIN_NANOS = 50_000;
@@ -61,7 +63,8 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
         tcp.getInt("port"), tcp.getInt("max-batch-entries"), stagingChunk(tcp.getBytes("gpu-staging-chunk")),
         c.getString("gpu.runtime"), positive("engine.lost-peers-remembered", c.getInt("engine.lost-peers-remembered")),
         notNegative("xgmi.poll-nap", c.getDuration("xgmi.poll-nap").toNanos()), positive("xgmi.max-batch-blocks", c.getInt("xgmi.max-batch-blocks")),
-        notNegative("tcp.gpu-staging-prewarm", tcp.getInt("gpu-staging-prewarm")), xgmiBlockTable(c.getString("xgmi.block-table")));
+        notNegative("tcp.gpu-staging-prewarm", tcp.getInt("gpu-staging-prewarm")), xgmiBlockTable(c.getString("xgmi.block-table")),
+        c.getBoolean("xgmi.fuse-batches"));
   }
 
   /** {@code mori4j.xgmi.block-table}: true for {@code mapped}, false for {@code device}. */

@@ -141,11 +141,15 @@ public final class TransferPath {
   /** One batch entry counted as kind {@code meterKind} (a session's batch is counted as a session transfer). */
   public TransferStatusImpl batch(byte kind, int meterKind, MemoryDesc local, long[] lo, MemoryDesc remote, long[] ro,
                                   long[] sizes, long uid) {
-    return counted(routeBatch(kind, meterKind, local, lo, remote, ro, sizes, uid), kind, meterKind);
+    return counted(routeBatch(kind, meterKind, local, lo, remote, ro, sizes, uid, null), kind, meterKind);
   }
 
+  /**
+   * Routes one entry; when {@code held} is not null and the chosen backend {@link org.mori4j.transport.TransferBackend#fusesBatches
+   * fuses batches}, the checked op is kept there instead of being submitted ({@link HeldBatches#flush} hands it over).
+   */
   private TransferStatusImpl routeBatch(byte kind, int meterKind, MemoryDesc local, long[] lo, MemoryDesc remote, long[] ro,
-                                        long[] sizes, long uid) {
+                                        long[] sizes, long uid, HeldBatches held) {
     boolean read = kind == TransferOp.READ;
     String ln = read ? "localDst" : "localSrc";
     String rn = read ? "remoteSrc" : "remoteDst";
@@ -168,6 +172,7 @@ public final class TransferPath {
     explainer.noteChosen(r, l, p, remote, b);
     TransferStatusImpl st = new TransferStatusImpl(spinNanos);
     int m = lo.length - blocks.joins;
+    boolean hold = held != null && b.backend().fusesBatches();
     if (m == 1) {
       st.initSingle(kind, l.region(), lo[0], p.handles().get(b.type()), remote.id(), remote.accessKey(), remote.address(), ro[0],
           blocks.total, uid);
@@ -178,15 +183,13 @@ public final class TransferPath {
           sizes, m, uid, blocks.total, blocks.minBlock, blocks.maxBlock, local.size(), remote.size());
       st.remoteData(remote.backendData().get(b.type()), remote.backendData());
       st.meter(meters.route(remote.engineKey(), b.type(), kind, meterKind));
+      if (hold) {
+        held.add(b.backend(), st, lo, ro, sizes); // still the caller's arrays: the flush copies them if it must
+        return st;
+      }
       if (b.backend().issueFromCaller(st)) return st;
       // the backend reads the blocks later on its own threads, and the caller may reuse its arrays once this returns
-      boolean pooled = b.backend().readsBlocksOnlyUntilDone();
-      BlockArrayPool.Arrays a = pooled ? blockArrays.take(m) : BlockArrayPool.unpooled(m);
-      System.arraycopy(lo, 0, a.localOffsets, 0, m);
-      System.arraycopy(ro, 0, a.remoteOffsets, 0, m);
-      System.arraycopy(sizes, 0, a.sizes, 0, m);
-      st.replaceBlocks(a.localOffsets, a.remoteOffsets, a.sizes);
-      if (pooled) st.returnArraysTo(blockArrays, a);
+      ownArrays(st, b.backend(), lo, ro, sizes);
       b.backend().submit(st);
       return st;
     } else {
@@ -200,14 +203,32 @@ public final class TransferPath {
       if (pooled) st.returnArraysTo(blockArrays, a);
       st.remoteData(remote.backendData().get(b.type()), remote.backendData());
       st.meter(meters.route(remote.engineKey(), b.type(), kind, meterKind));
-      if (!b.backend().issueFromCaller(st)) b.backend().submit(st);
+      if (hold) held.add(b.backend(), st, null, null, null);
+      else if (!b.backend().issueFromCaller(st)) b.backend().submit(st);
       return st;
     }
     st.remoteData(remote.backendData().get(b.type()), remote.backendData());
     st.meter(meters.route(remote.engineKey(), b.type(), kind, meterKind));
-    b.backend().submit(st);
+    if (hold) held.add(b.backend(), st, null, null, null);
+    else b.backend().submit(st);
     return st;
   }
+
+  /**
+   * Gives {@code st}, a batch op that still carries the caller's arrays and that {@code backend} will read later on its
+   * own threads, arrays of its own (pooled when the backend reads them only until the op is done).
+   */
+  void ownArrays(TransferStatusImpl st, org.mori4j.transport.TransferBackend backend, long[] lo, long[] ro, long[] sizes) {
+    int m = st.blockCount();
+    boolean pooled = backend.readsBlocksOnlyUntilDone();
+    BlockArrayPool.Arrays a = pooled ? blockArrays.take(m) : BlockArrayPool.unpooled(m);
+    System.arraycopy(lo, 0, a.localOffsets, 0, m);
+    System.arraycopy(ro, 0, a.remoteOffsets, 0, m);
+    System.arraycopy(sizes, 0, a.sizes, 0, m);
+    st.replaceBlocks(a.localOffsets, a.remoteOffsets, a.sizes);
+    if (pooled) st.returnArraysTo(blockArrays, a);
+  }
+
 
   /**
    * Hands {@code op}, which the {@code from} backend found at run time it cannot carry ({@code why}), to the
@@ -255,7 +276,14 @@ public final class TransferPath {
       for (int i = 0; i < Math.max(n, 1); i++) out.add(counted(invalid(shape), kind, RouteMeters.BATCH));
       return out;
     }
-    for (int i = 0; i < n; i++) out.add(batch(kind, locals.get(i), lo.get(i), remotes.get(i), ro.get(i), sizes.get(i), uids[i]));
+    // a call of several entries: those for a backend that fuses them (XGMI unless mori4j.xgmi.fuse-batches is off) are
+    // held and handed over together at the end
+    HeldBatches held = n > 1 ? new HeldBatches(this) : null;
+    for (int i = 0; i < n; i++) {
+      out.add(counted(routeBatch(kind, RouteMeters.BATCH, locals.get(i), lo.get(i), remotes.get(i), ro.get(i), sizes.get(i), uids[i], held),
+          kind, RouteMeters.BATCH));
+    }
+    if (held != null) held.flush();
     return out;
   }
 

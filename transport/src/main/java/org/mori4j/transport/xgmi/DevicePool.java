@@ -32,6 +32,12 @@ final class DevicePool implements AutoCloseable {
   /** The op each busy slot carries, and the remote region it touches. */
   final TransferOp[] ops;
   final RemoteRegion[] regions;
+  /**
+   * Where a slot carries one launch for several ops ({@link DeviceTransfers#issueFused}): all of them and their regions
+   * ({@link #ops} then holds the first); null for a slot of one op.
+   */
+  final TransferOp[][] groupOps;
+  final RemoteRegion[][] groupRegions;
   private final PinnedBuffer[] hostTables;
   /** Where the kernel reads each slot's host table in place; 0 where it is copied into {@link #deviceTables} instead. */
   private final long[] mappedTables;
@@ -53,6 +59,8 @@ final class DevicePool implements AutoCloseable {
     this.events = new GpuEvent[numEvents];
     this.ops = new TransferOp[numEvents];
     this.regions = new RemoteRegion[numEvents];
+    this.groupOps = new TransferOp[numEvents][];
+    this.groupRegions = new RemoteRegion[numEvents][];
     this.hostTables = new PinnedBuffer[numEvents];
     this.deviceTables = new DeviceBuffer[numEvents];
     this.free = new int[numEvents];
@@ -101,6 +109,8 @@ final class DevicePool implements AutoCloseable {
     busy[busyIndex] = busy[--busyCount];
     ops[slot] = null;
     regions[slot] = null;
+    groupOps[slot] = null;
+    groupRegions[slot] = null;
     free[freeCount++] = slot;
   }
 

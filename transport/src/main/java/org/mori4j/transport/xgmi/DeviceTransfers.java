@@ -1,6 +1,7 @@
 package org.mori4j.transport.xgmi;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.gpu.GpuStream;
 import org.mori4j.transport.LocalRegion;
@@ -97,6 +98,7 @@ final class DeviceTransfers implements AutoCloseable {
                     GpuStream stream) {
     int n = op.blockCount();
     LocalRegion local = op.local();
+    boolean queued = false; // work that may read the slot's table is on the stream
     try {
       boolean write = op.kind() == TransferOp.WRITE;
       long localBase = local.address();
@@ -116,13 +118,15 @@ final class DeviceTransfers implements AutoCloseable {
         op.copyBlocks(write ? 0 : 1, table, 0);
         op.copyBlocks(write ? 1 : 0, table, 8L * n);
         if (!sameSize) op.copyBlocks(2, table, 16L * n);
-        kernel.launch(stream, pool.kernelTable(slot, bytes, stream), n, write ? localBase : remoteBase, write ? remoteBase : localBase,
+        long kernelTable = pool.kernelTable(slot, bytes, stream);
+        queued = true;
+        kernel.launch(stream, kernelTable, n, write ? localBase : remoteBase, write ? remoteBase : localBase,
             sameSize ? maxBlock : 0, maxBlock);
         listener.kernelLaunched();
       }
       pool.event(slot).record(stream);
     } catch (RuntimeException e) {
-      pool.releaseSlot(slot);
+      releaseAfterFailure(pool, slot, stream, queued);
       op.transferFailed(TransportError.GPU_OP, "XGMI " + (n == 1 ? "copy" : "batch kernel") + " for " + r.describe() + " could not be issued: "
           + e.getMessage());
       return FAILED;
@@ -131,6 +135,97 @@ final class DeviceTransfers implements AutoCloseable {
     pool.regions[slot] = r;
     onGpu++;
     return ISSUED;
+  }
+
+  /**
+   * Puts {@code count} checked ops ({@code ops[k]} to region {@code regions[k]} at {@code bases[k]}, usable from
+   * {@code device}; {@code blocks} blocks in all, between {@code minBlock} and {@code maxBlock} bytes; all from
+   * {@code device} to the same remote device in the same direction) on the GPU as one kernel launch with one event:
+   * the table holds absolute addresses and the kernel's bases are 0. {@code ready}: from a submitting thread, which
+   * creates nothing ({@link #issueReady}). {@link #ISSUED}; {@link #NO_SLOT}, nothing done; or {@link #FAILED} after
+   * failing every op with the same message.
+   */
+  int issueFused(TransferOp[] ops, RemoteRegion[] regions, long[] bases, int count, int blocks, long minBlock, long maxBlock, int device,
+                 boolean ready) {
+    boolean sameSize = minBlock == maxBlock;
+    long bytes = GatherKernel.tableBytes(blocks, sameSize);
+    DevicePool pool;
+    int slot;
+    GpuStream stream;
+    if (ready) {
+      pool = device < pools.length ? pools[device] : null;
+      if (pool == null || !kernel.loaded(device)) return NO_SLOT;
+      slot = pool.acquireReady(bytes);
+      if (slot < 0) return NO_SLOT;
+      stream = pool.readyStream();
+      if (stream == null) {
+        pool.releaseSlot(slot);
+        return NO_SLOT;
+      }
+    } else {
+      pool = pool(device);
+      try {
+        slot = pool.acquire();
+      } catch (RuntimeException e) {
+        for (int k = 0; k < count; k++)
+          ops[k].transferFailed(TransportError.GPU_OP, "XGMI cannot create an event on device " + device + ": " + e.getMessage());
+        return FAILED;
+      }
+      if (slot < 0) return NO_SLOT;
+      stream = null;
+    }
+    boolean queued = false;
+    try {
+      if (stream == null) stream = pool.stream();
+      MemorySegment table = pool.hostTable(slot, bytes);
+      long at = 0;
+      for (int k = 0; k < count; k++) {
+        TransferOp op = ops[k];
+        boolean write = op.kind() == TransferOp.WRITE;
+        long localBase = op.local().address();
+        long srcBase = write ? localBase : bases[k], dstBase = write ? bases[k] : localBase;
+        int n = op.blockCount();
+        for (int i = 0; i < n; i++, at++) {
+          table.setAtIndex(ValueLayout.JAVA_LONG, at, srcBase + (write ? op.localOffset(i) : op.remoteOffset(i)));
+          table.setAtIndex(ValueLayout.JAVA_LONG, blocks + at, dstBase + (write ? op.remoteOffset(i) : op.localOffset(i)));
+          if (!sameSize) table.setAtIndex(ValueLayout.JAVA_LONG, 2L * blocks + at, op.blockSize(i));
+        }
+      }
+      long kernelTable = pool.kernelTable(slot, bytes, stream);
+      queued = true;
+      kernel.launch(stream, kernelTable, blocks, 0, 0, sameSize ? maxBlock : 0, maxBlock);
+      listener.kernelLaunched();
+      pool.event(slot).record(stream);
+    } catch (RuntimeException e) {
+      releaseAfterFailure(pool, slot, stream, queued);
+      for (int k = 0; k < count; k++)
+        ops[k].transferFailed(TransportError.GPU_OP, "XGMI batch kernel for " + regions[k].describe() + " (one launch with " + (count - 1)
+            + " other batch entries) could not be issued: " + e.getMessage());
+      return FAILED;
+    }
+    pool.ops[slot] = ops[0];
+    pool.regions[slot] = regions[0];
+    pool.groupOps[slot] = java.util.Arrays.copyOf(ops, count);
+    pool.groupRegions[slot] = java.util.Arrays.copyOf(regions, count);
+    onGpu++;
+    return ISSUED;
+  }
+
+  /**
+   * Gives a slot back after a failed issue. When an upload or a launch that reads the slot's table had been queued
+   * ({@code queued}: the failure came after, e.g. recording the event), the stream is waited for first, so that the
+   * table is not handed to the next op while the kernel may still read it.
+   */
+  private void releaseAfterFailure(DevicePool pool, int slot, GpuStream stream, boolean queued) {
+    if (queued && stream != null) {
+      try {
+        stream.synchronize();
+      } catch (RuntimeException e) {
+        // a stream in error runs nothing more: the table is no longer read
+        log.debug("{}: waiting for a stream after a failed issue: {}", name, e.getMessage());
+      }
+    }
+    pool.releaseSlot(slot);
   }
 
   /**
@@ -213,9 +308,15 @@ final class DeviceTransfers implements AutoCloseable {
     int slot = p.busy[busyIndex];
     TransferOp op = p.ops[slot];
     RemoteRegion r = p.regions[slot];
+    TransferOp[] group = p.groupOps[slot];
+    RemoteRegion[] groupRegions = p.groupRegions[slot];
     p.releaseAt(busyIndex);
     onGpu--;
-    done.finished(op, r, error);
+    if (group == null) {
+      done.finished(op, r, error);
+    } else {
+      for (int k = 0; k < group.length; k++) done.finished(group[k], groupRegions[k], error);
+    }
   }
 
   /** Streams, events, block tables and kernel modules held now. */

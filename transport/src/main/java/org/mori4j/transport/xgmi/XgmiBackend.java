@@ -359,6 +359,41 @@ public final class XgmiBackend implements TransferBackend {
     return w.issueFromCaller(op);
   }
 
+  /** Batch entries of one call between the same two devices share launches unless {@code mori4j.xgmi.fuse-batches} is off. */
+  @Override
+  public boolean fusesBatches() {
+    return settings.fuseBatches() && worker != null && !closed;
+  }
+
+  /** The entries as one launch from the submitting thread, all or nothing ({@link XgmiWorker#issueGroupFromCaller}). */
+  @Override
+  public boolean issueGroupFromCaller(java.util.List<? extends TransferOp> ops) {
+    XgmiWorker w = worker;
+    if (w == null || closed || !settings.fuseBatches() || ops.size() < 2) return false;
+    for (TransferOp op : ops) if (!(op.peer() instanceof XgmiPeer) || !op.local().gpu()) return false;
+    return w.issueGroupFromCaller(ops);
+  }
+
+  /**
+   * Entries that {@link #submit} would refuse fail alone with its message; the rest go to the worker as one
+   * {@link FusedBatch} (in order, at the queue position of the call), or one by one when fusing is off.
+   */
+  @Override
+  public void submitGroup(java.util.List<? extends TransferOp> ops) {
+    XgmiWorker w = worker;
+    java.util.List<TransferOp> good = new java.util.ArrayList<>(ops.size());
+    for (TransferOp op : ops) {
+      if (w == null || closed || !(op.peer() instanceof XgmiPeer) || !op.local().gpu()) submit(op);
+      else good.add(op);
+    }
+    if (good.isEmpty()) return;
+    if (!settings.fuseBatches() || good.size() < 2) {
+      for (TransferOp op : good) w.submit(op);
+      return;
+    }
+    w.submit(new FusedBatch(good));
+  }
+
   /**
    * The owner of a region this backend may have mapped deregistered it: no op reaches it any more, and its
    * IPC mappings are closed as soon as no copy uses them; {@code done} runs then (at once when this backend

@@ -24,25 +24,43 @@ final class XgmiIssuer {
 
   /** Checks {@code op} against the owner's answer and puts it on the GPU; false when no event slot is free. */
   boolean issue(TransferOp op, RemoteRegion r) {
+    int device = op.local().deviceId();
+    long remoteBase = prepare(op, r, device);
+    if (remoteBase == 0) return true; // failed, said why
+    int issued = transfers.issue(op, r, device, remoteBase, preparedMin, preparedMax);
+    if (issued == DeviceTransfers.NO_SLOT) return false;
+    if (issued == DeviceTransfers.ISSUED) r.inFlight++;
+    return true;
+  }
+
+  /** The smallest and largest block of the op {@link #prepare} last found good. */
+  long preparedMin, preparedMax;
+
+  /**
+   * Checks {@code op} against the owner's answer ({@code r}) and finds the remote base usable from {@code device}
+   * (opening its mapping or enabling peer access on first use): that base, with the op's block bounds in
+   * {@link #preparedMin}/{@link #preparedMax}, or 0 when the op was failed or handed to another backend (said why).
+   */
+  long prepare(TransferOp op, RemoteRegion r, int device) {
     // the region's description is built only for a message: this runs once per op on the way to the GPU
     if (op.remoteAccessKey() != r.accessKey) {
       op.transferFailed(TransportError.NOT_FOUND, r.describe() + " is not registered under the descriptor's access key (forged or stale descriptor)");
-      return true;
+      return 0;
     }
     if (op.remoteAddress() != r.address) {
       op.transferFailed(TransportError.INVALID_ARGS, "the descriptor says " + r.describe() + " is at 0x" + Long.toHexString(op.remoteAddress())
           + " but its owner registered it at 0x" + Long.toHexString(r.address) + " (forged or stale descriptor)");
-      return true;
+      return 0;
     }
     if (!r.sameData(op.remoteData())) {
       op.transferFailed(TransportError.INVALID_ARGS, "the descriptor's XGMI data (IPC handle, allocation offset) for " + r.describe()
           + " differs from what its owner registered (forged or stale descriptor)");
-      return true;
+      return 0;
     }
     int n = op.blockCount();
     if (n > settings.maxBatchBlocks()) {
       op.transferFailed(TransportError.INVALID_ARGS, "batch of " + n + " blocks exceeds the XGMI limit of " + settings.maxBatchBlocks());
-      return true;
+      return 0;
     }
     LocalRegion local = op.local();
     long maxBlock, minBlock;
@@ -58,24 +76,20 @@ final class XgmiIssuer {
         if (sz <= 0 || ro < 0 || ro > r.size - sz) {
           op.transferFailed(TransportError.INVALID_ARGS, "block " + i + ": remote offset " + ro + " + size " + sz + " exceeds the " + r.size
               + " bytes its owner registered as " + r.describe());
-          return true;
+          return 0;
         }
         if (!local.contains(lo, sz)) {
           op.transferFailed(TransportError.INVALID_ARGS, "block " + i + ": local offset " + lo + " + size " + sz + " exceeds local memory id "
               + local.id() + " (" + local.size() + " bytes)");
-          return true;
+          return 0;
         }
         maxBlock = Math.max(maxBlock, sz);
         minBlock = Math.min(minBlock, sz);
       }
     }
-    int device = local.deviceId();
-    long remoteBase = access.base(op, r, device);
-    if (remoteBase == 0) return true; // failed, said why
-    int issued = transfers.issue(op, r, device, remoteBase, minBlock, maxBlock);
-    if (issued == DeviceTransfers.NO_SLOT) return false;
-    if (issued == DeviceTransfers.ISSUED) r.inFlight++;
-    return true;
+    preparedMin = minBlock;
+    preparedMax = maxBlock;
+    return access.base(op, r, device);
   }
 
   /**
@@ -85,19 +99,41 @@ final class XgmiIssuer {
    * say something, ask the owner or create something.
    */
   int issueReady(TransferOp op) {
-    XgmiPeer peer = (XgmiPeer) op.peer();
-    LocalRegion local = op.local();
-    if (!peer.alive() || !local.live()) return DeviceTransfers.NO_SLOT;
-    RemoteRegion r = peer.region(op.remoteId());
-    if (r == null || r.state != RemoteRegion.State.READY) return DeviceTransfers.NO_SLOT;
-    if (op.remoteAccessKey() != r.accessKey || op.remoteAddress() != r.address || !r.sameData(op.remoteData()))
-      return DeviceTransfers.NO_SLOT;
-    if (op.blockCount() > settings.maxBatchBlocks() || !op.blocksChecked(local.size(), r.size)) return DeviceTransfers.NO_SLOT;
-    int device = local.deviceId();
+    RemoteRegion r = readyRegion(op);
+    if (r == null) return DeviceTransfers.NO_SLOT;
+    int device = op.local().deviceId();
     long remoteBase = access.readyBase(r, device);
     if (remoteBase == 0) return DeviceTransfers.NO_SLOT;
     int issued = transfers.issueReady(op, r, device, remoteBase, op.minBlockSize(), op.maxBlockSize());
     if (issued == DeviceTransfers.ISSUED) r.inFlight++;
     return issued;
+  }
+
+  /**
+   * The confirmed region {@code op} goes to when a submitting thread may issue it with nothing to say and nothing to
+   * create (peer alive, local region live, the owner's answer in and matching, a batch within the limit whose blocks
+   * the engine checked); null otherwise.
+   */
+  RemoteRegion readyRegion(TransferOp op) {
+    XgmiPeer peer = (XgmiPeer) op.peer();
+    LocalRegion local = op.local();
+    if (!peer.alive() || !local.live()) return null;
+    RemoteRegion r = peer.region(op.remoteId());
+    if (r == null || r.state != RemoteRegion.State.READY) return null;
+    if (op.remoteAccessKey() != r.accessKey || op.remoteAddress() != r.address || !r.sameData(op.remoteData())) return null;
+    if (op.blockCount() > settings.maxBatchBlocks()) return null;
+    if (!op.blocksChecked(local.size(), r.size) && !(op.blockCount() == 1 && singleInside(op, r))) return null;
+    return r;
+  }
+
+  /** Whether the single transfer {@code op} lies inside its local region and inside {@code r} (two compares each). */
+  private static boolean singleInside(TransferOp op, RemoteRegion r) {
+    long ro = op.remoteOffset(0), sz = op.blockSize(0);
+    return sz > 0 && ro >= 0 && ro <= r.size - sz && op.local().contains(op.localOffset(0), sz);
+  }
+
+  /** {@link RegionAccess#readyBase}. */
+  long readyBase(RemoteRegion r, int device) {
+    return access.readyBase(r, device);
   }
 }

@@ -14,20 +14,32 @@ package org.mori4j.transport.xgmi;
  *                       into the device's address space, read over PCIe), so the call that issues a batch makes no
  *                       upload copy; false, or a runtime that cannot map it: the table is copied into device memory on
  *                       the kernel's stream first (one {@code cuMemcpyHtoDAsync}, several microseconds of the call)
+ * @param fuseBatches    true: the batch entries of one batch-of-batches call that this backend carries from the same
+ *                       local device to the same remote device in the same direction are issued as one kernel launch
+ *                       (one per {@code maxBatchBlocks} blocks), with one status per entry as before; false: one launch
+ *                       per entry ({@link org.mori4j.transport.TransferBackend#submitGroup})
  */
-public record XgmiSettings(int numStreams, int numEvents, int maxBatchBlocks, long pollNapNanos, boolean mappedTable) {
+public record XgmiSettings(int numStreams, int numEvents, int maxBatchBlocks, long pollNapNanos, boolean mappedTable,
+                           boolean fuseBatches) {
   /** A batch table of 1M blocks is 24 MiB of pinned memory; TCP's batch limit is the same. */
   public static final int DEFAULT_MAX_BATCH_BLOCKS = 1 << 20;
   /** Poll without napping: a 4 KiB copy takes a few microseconds, shorter than any sleep. */
   public static final long DEFAULT_POLL_NAP_NANOS = 0L;
   /** The block table is read in place by the kernel where the runtime can map it. */
   public static final boolean DEFAULT_MAPPED_TABLE = true;
+  /** The entries of a batch-of-batches call share launches by default. */
+  public static final boolean DEFAULT_FUSE_BATCHES = true;
 
   public XgmiSettings {
     if (numStreams < 1) throw new IllegalArgumentException("numStreams must be >= 1: " + numStreams);
     if (numEvents < 1) throw new IllegalArgumentException("numEvents must be >= 1: " + numEvents);
     if (maxBatchBlocks < 1) throw new IllegalArgumentException("maxBatchBlocks must be >= 1: " + maxBatchBlocks);
     if (pollNapNanos < 0) throw new IllegalArgumentException("pollNapNanos must not be negative: " + pollNapNanos);
+  }
+
+  /** With the default {@link #fuseBatches}. */
+  public XgmiSettings(int numStreams, int numEvents, int maxBatchBlocks, long pollNapNanos, boolean mappedTable) {
+    this(numStreams, numEvents, maxBatchBlocks, pollNapNanos, mappedTable, DEFAULT_FUSE_BATCHES);
   }
 
   /** With the default {@link #mappedTable}. */

@@ -54,6 +54,8 @@ final class XgmiWorker extends DrivenWorker {
   private final DeviceTransfers transfers;
   /** Checks an op against the owner's answer and puts it on the GPU (whoever holds the turn). */
   private final XgmiIssuer issuer;
+  /** Issues the entries of one batch-of-batches call with shared launches (whoever holds the turn). */
+  private final FusedIssue fused;
   /** Ops that found no free event slot, in order; worker only. */
   private final ArrayDeque<TransferOp> backlog = new ArrayDeque<>();
   /** Peers that have had a region here; worker only. */
@@ -93,6 +95,7 @@ final class XgmiWorker extends DrivenWorker {
     this.transfers = new DeviceTransfers(engineKey, gpu, settings, peerAccess, listener);
     this.access = new RegionAccess(name(), gpu, transfers, listener);
     this.issuer = new XgmiIssuer(settings, access, transfers);
+    this.fused = new FusedIssue(settings, issuer, transfers);
   }
 
   // ---- any thread ----
@@ -107,6 +110,15 @@ final class XgmiWorker extends DrivenWorker {
    * and then its block arrays are not read again. False when nothing was done: submit it.
    */
   boolean issueFromCaller(TransferOp op) {
+    return fromCaller(op, null);
+  }
+
+  /** {@link #issueFromCaller} for the entries of one batch-of-batches call as one launch, all or nothing ({@link FusedIssue#issueReady}). */
+  boolean issueGroupFromCaller(List<? extends TransferOp> group) {
+    return fromCaller(null, group);
+  }
+
+  private boolean fromCaller(TransferOp op, List<? extends TransferOp> group) {
     // a racy look first: a worker with ops, tasks or a backlog to do is not held up even for a moment
     if (closing || !driven() || hasQueued()) return false;
     if (!TURN.compareAndSet(this, FREE, CALLER)) return false;
@@ -114,7 +126,7 @@ final class XgmiWorker extends DrivenWorker {
     try {
       // in order: anything submitted before this op and not yet issued goes first, through the worker
       if (closing || hasQueued() || !backlog.isEmpty()) return false;
-      issued = issuer.issueReady(op);
+      issued = op != null ? issuer.issueReady(op) : fused.issueReady(group);
     } finally {
       TURN.setVolatile(this, FREE);
     }
@@ -240,6 +252,7 @@ final class XgmiWorker extends DrivenWorker {
    * for later, in order).
    */
   private boolean process(TransferOp op) {
+    if (op instanceof FusedBatch g) return fused.issue(g, this::process, backlog::addLast);
     XgmiPeer peer = (XgmiPeer) op.peer();
     if (!peer.alive()) {
       op.transferFailed(TransportError.PEER_LOST, "engine '" + peer.key + "' is gone from the XGMI backend: " + peer.lostReason());
