@@ -84,6 +84,7 @@ static void symbols(void) {
   S(cuMemFreeHost);
   S(cuMemHostRegister);
   S(cuMemHostUnregister);
+  S(cuMemHostGetDevicePointer);
   S(cuMemcpy);
   S(cuMemcpyAsync);
   S(cuMemcpyHtoD);
