@@ -19,10 +19,10 @@ import org.mori4j.transport.xgmi.XgmiBackend;
 /**
  * A batch-of-batches call over XGMI with one entry per layer buffer (the KV-cache migration's shape: 160 entries, one
  * per registered region) on transport's in-memory two-GPU device: once the owner has confirmed the regions, the call
- * is one kernel launch ({@code mori4j.xgmi.fuse-batches = on}, the default) and every entry lands byte-exact with its
+ * is one kernel launch ({@code mori4j.xgmi.fuse-batches = on}; off by default) and every entry lands byte-exact with its
  * own status; an entry the engine refuses (a block past its region) or the backend refuses (a forged descriptor) fails
  * alone with the message it gets today while the others land in that one launch; an entry to host memory goes over TCP
- * beside them; with the switch off the same call is one launch per entry again.
+ * beside them; with the switch off (the default) the same call is one launch per entry, as before.
  */
 class XgmiFusedBatchesOnTestDeviceTest {
   private static final String MODE = "xgmi-fused-test-device";
@@ -113,7 +113,16 @@ class XgmiFusedBatchesOnTestDeviceTest {
     try (Arena arena = Arena.ofShared(); DeviceBuffer src = device.allocDevice(0, cap); DeviceBuffer dst = device.allocDevice(1, cap);
          IoEngine b = XgmiTransferTests.engine("fused-b-" + pid)) {
       List<MemoryDesc> bRegions = new ArrayList<>();
-      Pair p = pair("on", b, bRegions, src, dst, ENTRIES);
+      // an initiator started with the switch on (off by default)
+      System.setProperty("mori4j.xgmi.fuse-batches", "on");
+      ConfigFactory.invalidateCaches();
+      Pair p;
+      try {
+        p = pair("on", b, bRegions, src, dst, ENTRIES);
+      } finally {
+        System.clearProperty("mori4j.xgmi.fuse-batches");
+        ConfigFactory.invalidateCaches();
+      }
       try (IoEngine a = p.a()) {
         fill(p, 1);
         for (TransferStatus s : writeAll(p, p.remotes(), -1)) assertEquals(StatusCode.SUCCESS, s.code(), s.message());
@@ -157,16 +166,8 @@ class XgmiFusedBatchesOnTestDeviceTest {
         assertEquals(1, XgmiBackend.batchLaunchesInProcess() - launches, "the 157 good XGMI entries are one launch");
       }
 
-      // an initiator started with the switch off: the old launch count, one per entry
-      System.setProperty("mori4j.xgmi.fuse-batches", "off");
-      ConfigFactory.invalidateCaches();
-      Pair off;
-      try {
-        off = pair("off", b, bRegions, src, dst, OFF_ENTRIES);
-      } finally {
-        System.clearProperty("mori4j.xgmi.fuse-batches");
-        ConfigFactory.invalidateCaches();
-      }
+      // an initiator with the default (off): the old launch count, one per entry
+      Pair off = pair("off", b, bRegions, src, dst, OFF_ENTRIES);
       try (IoEngine a = off.a()) {
         fill(off, 4);
         writeAll(off, off.remotes(), -1);
@@ -177,7 +178,7 @@ class XgmiFusedBatchesOnTestDeviceTest {
           assertEquals(StatusCode.SUCCESS, st.get(e).code(), "entry " + e + ": " + st.get(e).message());
           assertEntry(off, off.dst(), e, true);
         }
-        assertEquals(OFF_ENTRIES, XgmiBackend.batchLaunchesInProcess() - launches, "one launch per entry with fuse-batches off");
+        assertEquals(OFF_ENTRIES, XgmiBackend.batchLaunchesInProcess() - launches, "one launch per entry with fuse-batches off (the default)");
       }
     }
   }

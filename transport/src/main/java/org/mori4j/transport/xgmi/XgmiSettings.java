@@ -27,8 +27,11 @@ public record XgmiSettings(int numStreams, int numEvents, int maxBatchBlocks, lo
   public static final long DEFAULT_POLL_NAP_NANOS = 0L;
   /** The block table is read in place by the kernel where the runtime can map it. */
   public static final boolean DEFAULT_MAPPED_TABLE = true;
-  /** The entries of a batch-of-batches call share launches by default. */
-  public static final boolean DEFAULT_FUSE_BATCHES = true;
+  /**
+   * Off: on 1x H100 one launch for a whole Llama-3-70B migration (table read in place) was slower than one launch per
+   * entry (bench/results/20261125T0124Z-f0a8217-kv-fused-1xh100).
+   */
+  public static final boolean DEFAULT_FUSE_BATCHES = false;
 
   public XgmiSettings {
     if (numStreams < 1) throw new IllegalArgumentException("numStreams must be >= 1: " + numStreams);

@@ -146,7 +146,7 @@ class XgmiFusedBatchTest {
   @Test
   void entriesOfOneCallAreOneLaunchPerBlockLimitAndEachLandsAndEndsOnItsOwn() throws Exception {
     // 20 blocks a launch: 12 entries of 8 blocks are 6 launches of 2 entries (an entry is never split)
-    setUp(new XgmiSettings(4, 8, 20, 0));
+    setUp(new XgmiSettings(4, 8, 20, 0, true, true));
     warmUp();
     fill(1);
     int launches = gpu.launches.get();
@@ -160,7 +160,7 @@ class XgmiFusedBatchTest {
     assertEquals(6, gpu.launches.get() - launches, "launches for 12 entries of 8 blocks with 20 blocks a launch");
 
     // no limit in the way: one launch, from the worker or from the caller's thread
-    setUpAgain(new XgmiSettings(4, 8, 1 << 20, 0));
+    setUpAgain(new XgmiSettings(4, 8, 1 << 20, 0, true, true));
     warmUp();
     fill(2);
     launches = gpu.launches.get();
@@ -193,7 +193,7 @@ class XgmiFusedBatchTest {
 
   @Test
   void aForgedEntryFailsAloneWithItsOwnMessageAndTheOthersLand() throws Exception {
-    setUp(new XgmiSettings(4, 8, 1 << 20, 0));
+    setUp(new XgmiSettings(4, 8, 1 << 20, 0, true, true));
     warmUp();
     fill(5);
     int launches = gpu.launches.get();
@@ -217,8 +217,8 @@ class XgmiFusedBatchTest {
   }
 
   @Test
-  void withFusingOffEveryEntryIsItsOwnLaunch() throws Exception {
-    setUp(new XgmiSettings(4, 8, 1 << 20, 0, true, false));
+  void withFusingOffTheDefaultEveryEntryIsItsOwnLaunch() throws Exception {
+    setUp(new XgmiSettings(4, 8, 1 << 20, 0));
     warmUp();
     fill(9);
     int launches = gpu.launches.get();
