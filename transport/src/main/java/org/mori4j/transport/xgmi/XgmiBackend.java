@@ -39,14 +39,14 @@ import org.slf4j.LoggerFactory;
  */
 public final class XgmiBackend implements TransferBackend {
   private static final Logger log = LoggerFactory.getLogger(XgmiBackend.class);
-  private static final int NOTE_NO_DATA = 1, NOTE_NO_HANDLE = 2, NOTE_NO_PEER_ACCESS = 4;
 
   private final String engineKey;
   private final XgmiSettings settings;
   private final Supplier<GpuRuntime> runtimeSupplier;
   private final RegionConfirmer confirmer;
   private final ConcurrentHashMap<String, XgmiPeer> peers = new ConcurrentHashMap<>();
-  private final ConcurrentHashMap<String, Integer> notes = new ConcurrentHashMap<>();
+  /** Which pairs XGMI serves, and the notes on those it leaves to other backends. */
+  private final XgmiPairs pairs;
   private final InboundNotifications inbound = new InboundNotifications();
   /** What each registered GPU region advertises, so that a view of it is registered without driver calls. */
   private final ConcurrentHashMap<Long, XgmiMemoryData> exports = new ConcurrentHashMap<>();
@@ -63,6 +63,7 @@ public final class XgmiBackend implements TransferBackend {
   public XgmiBackend(String engineKey, XgmiSettings settings, Supplier<GpuRuntime> runtime, RegionConfirmer confirmer) {
     this.engineKey = engineKey;
     this.settings = settings;
+    this.pairs = new XgmiPairs(engineKey);
     this.runtimeSupplier = runtime;
     this.confirmer = confirmer;
   }
@@ -101,6 +102,7 @@ public final class XgmiBackend implements TransferBackend {
       throw new TransportException(TransportError.GPU_OP, "the XGMI backend cannot start: " + e.getMessage(), e);
     }
     gpu = r;
+    this.pairs.devices(devicePci, peerAccess);
     worker = new XgmiWorker(engineKey, r, settings, confirmer, listener == null ? BackendListener.NONE : listener, devicePci, peerAccess);
   }
 
@@ -250,31 +252,7 @@ public final class XgmiBackend implements TransferBackend {
   @Override
   public boolean canServe(LocalRegion local, Object peer, boolean remoteGpu, byte[] remoteData) {
     if (!local.gpu() || !remoteGpu || worker == null || closed || !(peer instanceof XgmiPeer p) || !p.alive()) return false;
-    if (XgmiMemoryData.check(remoteData) != null) {
-      note(p, NOTE_NO_DATA, "remote GPU memory without (usable) XGMI data: " + XgmiMemoryData.check(remoteData)
-          + " (registered before its engine had an XGMI backend?)");
-      return false;
-    }
-    int localDevice = local.deviceId();
-    if (p.unusableFrom(localDevice)) return false; // the worker found it out and said so in the log
-    int remoteDevice;
-    if (p.sameProcess) {
-      remoteDevice = XgmiMemoryData.device(remoteData);
-    } else {
-      if (!XgmiMemoryData.hasHandle(remoteData)) {
-        note(p, NOTE_NO_HANDLE, "remote GPU memory that its driver cannot export to other processes (no IPC handle)");
-        return false;
-      }
-      remoteDevice = localOrdinal(XgmiMemoryData.pciLocation(remoteData));
-      if (remoteDevice < 0) return true; // a device this process does not see: opening the handle decides
-    }
-    if (remoteDevice == localDevice) return true;
-    if (remoteDevice >= peerAccess.length || localDevice >= peerAccess.length || !peerAccess[localDevice][remoteDevice]) {
-      note(p, NOTE_NO_PEER_ACCESS, "GPU memory on device " + localDevice + " and remote memory on device " + remoteDevice
-          + ", which have no peer access");
-      return false;
-    }
-    return true;
+    return pairs.serves(local, p, remoteData);
   }
 
   /** The same decisions as {@link #canServe(LocalRegion, Object, boolean, byte[])}, with their reasons (and without its log lines). */
@@ -286,50 +264,13 @@ public final class XgmiBackend implements TransferBackend {
     if (worker == null || closed) return new ServeRefusal(ServeRefusal.Reason.CLOSED, "the XGMI backend is " + (closed ? "closed" : "not started"));
     if (!(peer instanceof XgmiPeer p)) return new ServeRefusal(ServeRefusal.Reason.NOT_CONNECTED, "no XGMI connection to the peer");
     if (!p.alive()) return new ServeRefusal(ServeRefusal.Reason.NOT_CONNECTED, "the XGMI path to engine '" + p.key + "' was lost: " + p.lostReason());
-    String bad = XgmiMemoryData.check(remoteData);
-    if (bad != null) return new ServeRefusal(ServeRefusal.Reason.NOT_REGISTERED, "the remote GPU memory has no usable XGMI data: " + bad
-        + " (registered before its engine had an XGMI backend?)");
-    int localDevice = local.deviceId();
-    if (p.unusableFrom(localDevice)) {
-      ServeRefusal why = p.unusableWhy(localDevice);
-      return why != null ? why : new ServeRefusal(ServeRefusal.Reason.OTHER, "XGMI found it cannot reach engine '" + p.key + "' from device " + localDevice);
-    }
-    int remoteDevice;
-    if (p.sameProcess) {
-      remoteDevice = XgmiMemoryData.device(remoteData);
-    } else {
-      if (!XgmiMemoryData.hasHandle(remoteData))
-        return new ServeRefusal(ServeRefusal.Reason.IPC_HANDLE_NOT_OPENED, "the remote GPU memory has no IPC handle (its driver cannot export"
-            + " the allocation to other processes)");
-      remoteDevice = localOrdinal(XgmiMemoryData.pciLocation(remoteData));
-      if (remoteDevice < 0) return null;
-    }
-    if (remoteDevice == localDevice) return null;
-    if (remoteDevice >= peerAccess.length || localDevice >= peerAccess.length || !peerAccess[localDevice][remoteDevice])
-      return new ServeRefusal(ServeRefusal.Reason.PEER_ACCESS_REFUSED, "device " + localDevice + " has no peer access to device " + remoteDevice);
-    return null;
+    return pairs.refusal(local, p, remoteData);
   }
 
   @Override
   public String describePeer(Object peer) {
     if (!(peer instanceof XgmiPeer p)) return "XGMI";
     return "XGMI peer copies to engine '" + p.key + "' (" + (p.sameProcess ? "same process: direct device pointers" : "another process of this host: IPC handles") + ")";
-  }
-
-  private int localOrdinal(long pci) {
-    if (pci < 0) return -1;
-    long[] known = devicePci;
-    for (int d = 0; d < known.length; d++) if (known[d] == pci) return d;
-    return -1;
-  }
-
-  /** Logs once per peer and kind why a pair is left to the engine's other backends. */
-  private void note(XgmiPeer p, int kind, String what) {
-    Integer seen = notes.get(p.key);
-    if (seen != null && (seen & kind) != 0) return;
-    notes.merge(p.key, kind, (a, b) -> a | b);
-    log.warn("XGMI of engine {} cannot serve transfers with engine {} for {}; they go through the engine's next backend (TCP)",
-        engineKey, p.key, what);
   }
 
   @Override
