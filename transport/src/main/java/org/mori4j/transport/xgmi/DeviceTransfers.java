@@ -12,8 +12,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The XGMI worker's transfers on the GPU (worker thread only): puts a checked op on a stream of its device (a
- * copy for one block; the block table's upload and one gather/scatter kernel launch for a batch) with a pooled
- * event behind it, asks those events ({@code cuEventQuery}, never blocking) which ops are done, and owns what
+ * copy for one block; the block table's upload and one gather/scatter kernel launch for a batch; one launch for the
+ * entries of a fused batch-of-batches call, {@link #issueFused}) with a pooled event behind it, asks those events ({@code cuEventQuery}, never blocking) which ops are done, and owns what
  * that takes: a {@link DevicePool} per device, the kernel's modules, and which device pairs have had peer
  * access enabled.
  */
