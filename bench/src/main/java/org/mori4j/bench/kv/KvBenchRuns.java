@@ -82,9 +82,12 @@ final class KvBenchRuns {
       throws InterruptedException {
     boolean pull = mode == KvMigration.Mode.PULL;
     long[] t = new long[iters], c = new long[iters], s = new long[iters];
+    long launches = 0;
     for (int i = -warmup; i < iters; i++) {
       long ct = once(bytes, pull);
+      long before = engine.metrics().getXgmiKernelLaunches();
       long mt = migrate(local, remote, src, dst, mode, tag + "-" + i);
+      if (i >= 0) launches += engine.metrics().getXgmiKernelLaunches() - before;
       long st = once(SINGLE_REFERENCE_BYTES, false);
       if (i >= 0) {
         t[i] = mt;
@@ -92,6 +95,9 @@ final class KvBenchRuns {
         s[i] = st;
       }
     }
+    // how the migration reached the GPU: one launch per buffer pair, fewer when entries were fused (XGMI only)
+    if (launches > 0) System.err.printf(java.util.Locale.ROOT, "kv-bench %s: %.1f XGMI kernel launches per migration (this engine's metric)%n", tag,
+        (double) launches / iters);
     return new Paired(new Stats(bytes, t), new Stats(bytes, c), new Stats(SINGLE_REFERENCE_BYTES, s));
   }
 
