@@ -130,16 +130,7 @@ class XgmiBackendPipelineTest {
 
   @AfterEach
   void closeEverything() throws Exception {
-    for (AutoCloseable c : cleanup) c.close();
-    if (gpu != null) {
-      assertEquals(0, gpu.liveStreams.get(), "streams left");
-      assertEquals(0, gpu.liveEvents.get(), "events left");
-      assertEquals(0, gpu.liveModules.get(), "modules left");
-      assertEquals(0, gpu.liveMappings.get(), "IPC mappings left");
-      assertEquals(0, XgmiBackend.openMappingsInProcess());
-      assertEquals(0, XgmiBackend.gpuResourcesInProcess());
-      gpu.shutdown();
-    }
+    XgmiTestBackends.closeAndCheckNothingLeft(cleanup, gpu);
   }
 
   @Test

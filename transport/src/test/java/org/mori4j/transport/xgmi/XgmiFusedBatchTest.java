@@ -134,13 +134,7 @@ class XgmiFusedBatchTest {
 
   @AfterEach
   void closeEverything() throws Exception {
-    for (AutoCloseable c : cleanup) c.close();
-    if (gpu != null) {
-      assertEquals(0, gpu.liveStreams.get(), "streams left");
-      assertEquals(0, gpu.liveEvents.get(), "events left");
-      assertEquals(0, XgmiBackend.gpuResourcesInProcess());
-      gpu.shutdown();
-    }
+    XgmiTestBackends.closeAndCheckNothingLeft(cleanup, gpu);
   }
 
   @Test

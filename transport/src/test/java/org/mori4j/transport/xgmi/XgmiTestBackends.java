@@ -1,5 +1,7 @@
 package org.mori4j.transport.xgmi;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -11,7 +13,10 @@ import org.mori4j.transport.RegionConfirmer;
 import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
 
-/** What the XGMI backend tests share: an op that remembers how it ended, and a started backend with its own driver thread. */
+/**
+ * What the XGMI backend tests share: an op that remembers how it ended, a started backend with its own driver thread,
+ * and the teardown that checks nothing native is left.
+ */
 final class XgmiTestBackends {
   private XgmiTestBackends() {}
 
@@ -57,5 +62,21 @@ final class XgmiTestBackends {
     });
     cleanup.add(driver::join);
     return b;
+  }
+
+  /**
+   * Closes what {@code cleanup} holds (backends first, as {@link #started} put them) and checks that nothing of
+   * {@code gpu} (when the test made one) or of the backends' process-wide counters is left open, then shuts it down.
+   */
+  static void closeAndCheckNothingLeft(List<AutoCloseable> cleanup, HostBackedGpuRuntime gpu) throws Exception {
+    for (AutoCloseable c : cleanup) c.close();
+    if (gpu == null) return;
+    assertEquals(0, gpu.liveStreams.get(), "streams left");
+    assertEquals(0, gpu.liveEvents.get(), "events left");
+    assertEquals(0, gpu.liveModules.get(), "modules left");
+    assertEquals(0, gpu.liveMappings.get(), "IPC mappings left");
+    assertEquals(0, XgmiBackend.openMappingsInProcess());
+    assertEquals(0, XgmiBackend.gpuResourcesInProcess());
+    gpu.shutdown();
   }
 }
