@@ -96,6 +96,11 @@ final class DevicePool implements AutoCloseable {
     return slot;
   }
 
+  /** Whether {@link #readyStream} would give a stream (the next one exists). */
+  boolean hasReadyStream() {
+    return streams[nextStream] != null;
+  }
+
   /** The next stream, round-robin, when it exists; null (and the turn not taken) when the worker has yet to create it. */
   GpuStream readyStream() {
     GpuStream s = streams[nextStream];

@@ -82,18 +82,22 @@ final class DeviceTransfers implements AutoCloseable {
    * resource; {@link #NO_SLOT} (nothing done) otherwise.
    */
   int issueReady(TransferOp op, RemoteRegion r, int device, long remoteBase, long minBlock, long maxBlock) {
-    DevicePool pool = device < pools.length ? pools[device] : null;
-    if (pool == null) return NO_SLOT;
     int n = op.blockCount();
-    if (n > 1 && !kernel.loaded(device)) return NO_SLOT;
-    int slot = pool.acquireReady(n == 1 ? 0 : GatherKernel.tableBytes(n, minBlock == maxBlock));
+    DevicePool pool = readyPool(device, n > 1);
+    int slot = pool == null ? -1 : pool.acquireReady(n == 1 ? 0 : GatherKernel.tableBytes(n, minBlock == maxBlock));
     if (slot < 0) return NO_SLOT;
-    GpuStream stream = pool.readyStream();
-    if (stream == null) {
-      pool.releaseSlot(slot);
-      return NO_SLOT;
-    }
-    return issue(op, r, device, remoteBase, minBlock, maxBlock, pool, slot, stream);
+    return issue(op, r, device, remoteBase, minBlock, maxBlock, pool, slot, pool.readyStream());
+  }
+
+  /**
+   * {@code device}'s pool for a submitting thread, which creates no native resource: null unless the pool, its next
+   * stream and (for a launch, {@code kernel}) the loaded kernel exist already. A slot the caller then takes with
+   * {@link DevicePool#acquireReady} can be issued on {@link DevicePool#readyStream}.
+   */
+  private DevicePool readyPool(int device, boolean kernel) {
+    DevicePool pool = device < pools.length ? pools[device] : null;
+    if (pool == null || !pool.hasReadyStream() || kernel && !this.kernel.loaded(device)) return null;
+    return pool;
   }
 
   private int issue(TransferOp op, RemoteRegion r, int device, long remoteBase, long minBlock, long maxBlock, DevicePool pool, int slot,
@@ -155,15 +159,10 @@ final class DeviceTransfers implements AutoCloseable {
     int slot;
     GpuStream stream;
     if (ready) {
-      pool = device < pools.length ? pools[device] : null;
-      if (pool == null || !kernel.loaded(device)) return NO_SLOT;
-      slot = pool.acquireReady(bytes);
+      pool = readyPool(device, true);
+      slot = pool == null ? -1 : pool.acquireReady(bytes);
       if (slot < 0) return NO_SLOT;
       stream = pool.readyStream();
-      if (stream == null) {
-        pool.releaseSlot(slot);
-        return NO_SLOT;
-      }
     } else {
       pool = pool(device);
       try {
