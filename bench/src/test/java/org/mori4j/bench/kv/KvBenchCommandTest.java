@@ -25,7 +25,8 @@ import picocli.CommandLine;
 /** kv-bench's options, its byte check, and one short run end to end (two JVMs on loopback). */
 class KvBenchCommandTest {
 
-  private static String problem(String... args) {
+  /** What kv-bench's validation says of {@code args} (null when they are fine); KvPairsTest uses it too. */
+  static String problem(String... args) {
     KvBenchCommand c = new KvBenchCommand();
     new CommandLine(c).parseArgs(args);
     return c.validate();

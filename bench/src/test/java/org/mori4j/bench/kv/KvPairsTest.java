@@ -16,19 +16,12 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mori4j.bench.Mori4jCommand;
-import picocli.CommandLine;
 
 /**
  * kv-bench's several pairs at once (issue 16, item 3): how options make pairs and what they refuse, and a tiny TCP
  * run of two prefill engines pushing to two decode engines (one JVM each) at once, every destination slot checked.
  */
 class KvPairsTest {
-
-  private static String problem(String... args) {
-    KvBenchCommand c = new KvBenchCommand();
-    new CommandLine(c).parseArgs(args);
-    return c.validate();
-  }
 
   @Test
   void pairsAreIToIAndMismatchedListsAreRefusedNamingBoth() {
@@ -59,12 +52,12 @@ class KvPairsTest {
         {"--pairs", "2", "--plot", "x.svg"}, {"--plot", "one pair"},
     };
     for (int i = 0; i < cases.length; i += 2) {
-      String why = problem(cases[i]);
+      String why = KvBenchCommandTest.problem(cases[i]);
       assertTrue(why != null, String.join(" ", cases[i]) + " was accepted");
       for (String part : cases[i + 1]) assertTrue(why.contains(part), String.join(" ", cases[i]) + ": " + why);
     }
-    assertNull(problem("--pairs", "2"));
-    assertNull(problem("--backend", "xgmi", "--prefill-gpus", "0,1", "--decode-gpus", "2,3", "--pairs", "2"));
+    assertNull(KvBenchCommandTest.problem("--pairs", "2"));
+    assertNull(KvBenchCommandTest.problem("--backend", "xgmi", "--prefill-gpus", "0,1", "--decode-gpus", "2,3", "--pairs", "2"));
     assertThrows(IllegalArgumentException.class, () -> KvPairs.of("xgmi", "", "1", null));
   }
 
