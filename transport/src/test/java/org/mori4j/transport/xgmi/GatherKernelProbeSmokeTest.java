@@ -101,9 +101,13 @@ class GatherKernelProbeSmokeTest {
     });
     VarHandle flagRead = ValueLayout.JAVA_INT.varHandle();
     device.defineKernel("probe_gate", l -> {
-      MemorySegment flag = at(arg(l, 0), 4);
+      MemorySegment flag = at(arg(l, 0), 8);
       long until = System.nanoTime() + 1_000_000_000L; // as the CUDA gate's cycle limit, so a lost flag cannot hang the stream
+      boolean held = (int) flagRead.getVolatile(flag, 0L) == 0;
+      if (held) flagRead.setVolatile(flag, 4L, ProbeGate.HOLDING);
       while ((int) flagRead.getVolatile(flag, 0L) == 0 && System.nanoTime() < until) Thread.onSpinWait();
+      boolean up = (int) flagRead.getVolatile(flag, 0L) != 0;
+      flagRead.setVolatile(flag, 4L, up ? (held ? ProbeGate.RELEASED : ProbeGate.NEVER_HELD) : ProbeGate.TIMED_OUT);
     });
     device.defineKernel("probe_stamp", l -> Stamped.STAMPS.put(arg(l, 0), System.nanoTime()));
   }
