@@ -1,5 +1,6 @@
 package org.mori4j.transport.tcp;
 
+import static org.mori4j.transport.tcp.PeerFault.*;
 import static org.mori4j.transport.tcp.WireFormat.*;
 
 import java.io.IOException;
@@ -8,7 +9,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import org.mori4j.transport.InboundNotifications;
-import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.RegionViews;
 import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
@@ -16,8 +16,8 @@ import org.mori4j.transport.TransportError;
 /**
  * The target's end of a data connection. The first frame must be a HELLO carrying the initiator's key and
  * the token its handshake obtained. After that, each request is checked against this engine's
- * registrations before a byte moves: unknown or deregistered id, wrong access key, shifted base address,
- * a block outside the region. A refused WRITE's payload is read into a scratch buffer and dropped, so the
+ * registrations before a byte moves ({@link TargetRequest}); a frame that breaks the protocol closes the
+ * connection ({@link PeerFault}). A refused WRITE's payload is read into a scratch buffer and dropped, so the
  * region stays untouched and the stream stays framed. Requests are handled one at a time. Responses without
  * data (a WRITE's, any refusal) collect in {@code acks} and go out together once no further request is
  * already read, so a burst of small writes is answered in a few system calls; a READ's data response
@@ -41,7 +41,6 @@ final class TargetConnection extends TcpConnection {
   private boolean inReadable;
   /** Requests whose whole request was in by the end of the last {@link #onReadable} call (the loop's serve-spin reads it). */
   int servedInCall;
-  private ByteBuffer entries = direct(ENTRY * 64);
   /** Where a refused WRITE's payload is drained; allocated on the first refusal. */
   private ByteBuffer scratch;
   private final ByteBuffer resp = direct(RESP_HEADER);
@@ -54,12 +53,9 @@ final class TargetConnection extends TcpConnection {
   private final BlockCursor cursor = new BlockCursor(new RegionViews());
   private final ByteBuffer[] iov2 = new ByteBuffer[2];
 
-  // current request
-  private int type, flags, entryCount, parts;
-  private long seq, uid, memId, accessKey, baseAddress, payloadBytes, discardLeft;
-  private LocalRegion region;
-  private TransportError error;
-  private String errorText;
+  /** The request being served: its fields, block list and verdict. */
+  private final TargetRequest rq = new TargetRequest();
+  private long discardLeft;
   private boolean closeAfterResponse;
   /** When the connection was accepted: it must present a valid hello within the connect timeout. */
   private final long openedNanos = System.nanoTime();
@@ -69,16 +65,6 @@ final class TargetConnection extends TcpConnection {
    */
   private long helloToken;
   private String remote;
-
-  /** A peer broke the protocol: the connection closes, logged (rate-limited) under {@code reason}. */
-  private static final class BadPeer extends IOException {
-    final String reason;
-
-    BadPeer(String reason, String detail) {
-      super(detail);
-      this.reason = reason;
-    }
-  }
 
   TargetConnection(TcpIoLoop loop, SocketChannel channel, TcpBackend backend, int maxEntries) {
     super(loop, channel);
@@ -105,7 +91,7 @@ final class TargetConnection extends TcpConnection {
             if (!first && header.position() == 0 && !buffered()) return;
             first = false;
             if (readAhead(header) < 0) {
-              if (header.position() > 0) throw new BadPeer(TRUNCATED, "closed after " + header.position() + " bytes of a request header");
+              if (header.position() > 0) throw new PeerFault(TRUNCATED, "closed after " + header.position() + " bytes of a request header");
               closeQuietly("initiator closed the connection");
               return;
             }
@@ -113,13 +99,13 @@ final class TargetConnection extends TcpConnection {
             startRequest();
           }
           case S_ENTRIES -> {
-            if (in(entries) < 0) throw new BadPeer(TRUNCATED, "closed inside a request's block list");
-            if (entries.hasRemaining()) return;
-            entries.flip();
+            if (in(rq.entries) < 0) throw new PeerFault(TRUNCATED, "closed inside a request's block list");
+            if (rq.entries.hasRemaining()) return;
+            rq.entries.flip();
             checkRequest();
           }
           case S_HELLO -> {
-            if (in(message) < 0) throw new BadPeer(TRUNCATED, "closed inside its hello");
+            if (in(message) < 0) throw new PeerFault(TRUNCATED, "closed inside its hello");
             if (message.hasRemaining()) return;
             message.flip();
             hello(StandardCharsets.UTF_8.decode(message).toString());
@@ -127,7 +113,7 @@ final class TargetConnection extends TcpConnection {
           case S_PAYLOAD -> {
             int n = cursor.fill(0);
             long r = in(cursor.iov, n);
-            if (r < 0) throw new BadPeer(TRUNCATED, "closed inside a write's payload");
+            if (r < 0) throw new PeerFault(TRUNCATED, "closed inside a write's payload");
             if (r > 0) cursor.advance(r);
             if (cursor.remaining() > 0) return;
             cursor.clear();
@@ -141,7 +127,7 @@ final class TargetConnection extends TcpConnection {
             scratch.clear();
             if (discardLeft < scratch.capacity()) scratch.limit((int) discardLeft);
             int r = in(scratch);
-            if (r < 0) throw new BadPeer(TRUNCATED, "closed inside a write's payload");
+            if (r < 0) throw new PeerFault(TRUNCATED, "closed inside a write's payload");
             discardLeft -= r;
             if (discardLeft > 0) {
               if (r == 0) return;
@@ -152,7 +138,7 @@ final class TargetConnection extends TcpConnection {
           }
         }
       }
-    } catch (BadPeer e) {
+    } catch (PeerFault e) {
       closeFor(e.reason, e.getMessage());
     } catch (IOException | RuntimeException e) {
       fail(TransportError.TRANSPORT, e.toString());
@@ -165,90 +151,33 @@ final class TargetConnection extends TcpConnection {
 
   private void startRequest() throws IOException {
     header.flip();
-    int magic = header.getInt();
-    int version = header.get();
-    type = header.get();
-    flags = header.getShort() & 0xffff;
-    entryCount = header.getInt();
-    parts = header.getInt();
-    seq = header.getLong();
-    uid = header.getLong();
-    memId = header.getLong();
-    accessKey = header.getLong();
-    baseAddress = header.getLong();
-    payloadBytes = header.getLong();
-    long firstOffset = header.getLong();
-    long firstSize = header.getLong();
-    header.clear();
-    if (magic != REQ_MAGIC || version != VERSION)
-      throw new BadPeer(MALFORMED, String.format("magic 0x%08x, version %d", magic, version & 0xff));
-    if (entryCount < 1 || entryCount > maxEntries) throw new BadPeer(MALFORMED, "entry count " + entryCount + " outside 1.." + maxEntries);
-    if (type == T_HELLO) {
-      if (peerKey != null) throw new BadPeer(MALFORMED, "a second hello");
-      if (firstSize <= 0 || firstSize > MAX_SMALL_PAYLOAD) throw new BadPeer(MALFORMED, "hello key of " + firstSize + " bytes");
-      message.clear().limit((int) firstSize);
+    rq.decode(header, maxEntries);
+    if (rq.type == T_HELLO) {
+      if (peerKey != null) throw new PeerFault(MALFORMED, "a second hello");
+      message.clear().limit(rq.helloKeyBytes());
       stage = S_HELLO;
       return;
     }
-    if (peerKey == null) throw new BadPeer(BEFORE_HELLO, "request type " + type);
-    if (!backend.acceptsToken(peerKey, helloToken)) throw new BadPeer(REVOKED, REVOKED_DETAIL);
-    if (type != T_WRITE && type != T_READ) throw new BadPeer(MALFORMED, "unknown request type " + type);
-    if (payloadBytes < 0 || (type == T_READ && payloadBytes == 0)) throw new BadPeer(MALFORMED, "payload length " + payloadBytes);
-    if ((flags & F_PART) != 0 && entryCount != 2) throw new BadPeer(MALFORMED, "a stripe carries 2 entries, not " + entryCount);
-    int rest = entryCount - 1;
-    int need = ENTRY * entryCount;
-    if (entries.capacity() < need) entries = direct(Math.max(need, entries.capacity() * 2));
-    entries.clear();
-    entries.putLong(firstOffset).putLong(firstSize);
-    entries.limit(need);
-    if (rest == 0) {
-      entries.flip();
-      checkRequest();
-    } else stage = S_ENTRIES;
+    if (peerKey == null) throw new PeerFault(BEFORE_HELLO, "request type " + rq.type);
+    if (!backend.acceptsToken(peerKey, helloToken)) throw new PeerFault(REVOKED, REVOKED_DETAIL);
+    if (rq.startBlocks()) checkRequest();
+    else stage = S_ENTRIES;
   }
 
   private void checkRequest() {
-    error = null;
-    region = backend.regions().get(memId);
-    if (region == null || !region.live()) {
-      refuse(TransportError.NOT_FOUND, "memory id " + memId + " is not registered here (or was deregistered)");
-    } else if (region.accessKey() != accessKey || region.address() != baseAddress) {
-      refuse(TransportError.NOT_FOUND, "descriptor for memory id " + memId + " does not match its registration");
-    } else if (!region.segment().scope().isAlive()) {
-      refuse(TransportError.BAD_STATE, "memory id " + memId + " was freed by its owner");
-    } else if (type == T_WRITE && region.segment().isReadOnly()) {
-      refuse(TransportError.INVALID_ARGS, "memory id " + memId + " is read-only");
-    } else if ((flags & F_PART) != 0 && !stripeInsideWhole()) {
-      refuse(TransportError.INVALID_ARGS, "transfer [offset " + entries.getLong(ENTRY) + ", size " + entries.getLong(ENTRY + 8)
-          + "] lies outside memory id " + memId + " (size " + region.size() + ")");
-    } else {
-      if ((flags & F_PART) != 0) entryCount = 1; // the second entry only described the whole transfer
-      long total = 0;
-      for (int i = 0; i < entryCount; i++) {
-        long off = entries.getLong(i * ENTRY);
-        long len = entries.getLong(i * ENTRY + 8);
-        if (!region.contains(off, len)) {
-          refuse(TransportError.INVALID_ARGS, "block " + i + " [offset " + off + ", size " + len
-              + "] lies outside memory id " + memId + " (size " + region.size() + ")");
-          break;
-        }
-        total += len;
-      }
-      if (error == null && total != payloadBytes)
-        refuse(TransportError.INVALID_ARGS, "blocks add up to " + total + " bytes but the request says " + payloadBytes);
-    }
-    if (type == T_WRITE) {
-      if (error == null && region.gpu()) {
+    rq.check(backend.regions());
+    if (rq.type == T_WRITE) {
+      if (rq.error == null && rq.region.gpu()) {
         GpuStager st = inStager();
-        if (entryCount == 1) st.start(false, region, entries.getLong(0), entries.getLong(8));
-        else st.start(false, region, offsets(0), offsets(8), payloadBytes);
+        if (rq.entryCount == 1) st.start(false, rq.region, rq.entries.getLong(0), rq.entries.getLong(8));
+        else st.start(false, rq.region, rq.offsets(0), rq.offsets(8), rq.payloadBytes);
         stage = S_GPU_PAYLOAD;
-      } else if (error == null) {
-        if (entryCount == 1) cursor.single(region, entries.getLong(0), entries.getLong(8));
-        else cursor.blocks(region, offsets(0), offsets(8), payloadBytes);
+      } else if (rq.error == null) {
+        if (rq.entryCount == 1) cursor.single(rq.region, rq.entries.getLong(0), rq.entries.getLong(8));
+        else cursor.blocks(rq.region, rq.offsets(0), rq.offsets(8), rq.payloadBytes);
         stage = S_PAYLOAD;
       } else {
-        discardLeft = payloadBytes;
+        discardLeft = rq.payloadBytes;
         stage = discardLeft > 0 ? S_DISCARD : S_RESPOND;
         if (discardLeft == 0) respond();
       }
@@ -267,8 +196,8 @@ final class TargetConnection extends TcpConnection {
     String failure = st.failure();
     st.finish();
     if (failure != null) {
-      log.warn("write into GPU memory id {} from {} failed: {}", memId, peerKey, failure);
-      refuse(TransportError.GPU_OP, "memory id " + memId + ": " + failure);
+      log.warn("write into GPU memory id {} from {} failed: {}", rq.memId, peerKey, failure);
+      rq.refuse(TransportError.GPU_OP, "memory id " + rq.memId + ": " + failure);
     }
     respond();
     return true;
@@ -280,37 +209,18 @@ final class TargetConnection extends TcpConnection {
     else if (stage == S_RESPOND && respondingGpu) onWritable();
   }
 
-  /** A stripe's second entry is its whole transfer: every stripe is refused unless all of it fits. */
-  private boolean stripeInsideWhole() {
-    long off = entries.getLong(0), len = entries.getLong(8);
-    long wholeOff = entries.getLong(ENTRY), wholeLen = entries.getLong(ENTRY + 8);
-    return region.contains(wholeOff, wholeLen) && off >= wholeOff && len >= 0
-        && off - wholeOff <= wholeLen - len;
-  }
-
-  private long[] offsets(int field) {
-    long[] a = new long[entryCount];
-    for (int i = 0; i < entryCount; i++) a[i] = entries.getLong(i * ENTRY + field);
-    return a;
-  }
-
-  private void refuse(TransportError e, String text) {
-    error = e;
-    errorText = text;
-  }
-
   private void hello(String key) {
-    long token = uid;
+    long token = rq.uid;
     if (backend.acceptsToken(key, token)) {
       peerKey = key;
       helloToken = token;
       notifications = backend.inbound().peer(key);
-      WireFormat.putResponse(resp, T_HELLO_OK, 0, seq, 0);
+      WireFormat.putResponse(resp, T_HELLO_OK, 0, rq.seq, 0);
       resp.flip();
       sendResponse(null);
     } else {
-      error = TransportError.NOT_FOUND;
-      errorText = "no handshake on record for engine '" + key + "' with that token";
+      rq.error = TransportError.NOT_FOUND;
+      rq.errorText = "no handshake on record for engine '" + key + "' with that token";
       closeAfterResponse = true;
       refuseHello();
     }
@@ -318,41 +228,40 @@ final class TargetConnection extends TcpConnection {
 
   private void respond() {
     servedInCall++;
-    if (type == T_WRITE && (flags & F_NOTIFY) != 0 && backend.notificationsEnabled()) record();
-    if (type == T_WRITE || error != null) {
+    if (rq.type == T_WRITE && (rq.flags & F_NOTIFY) != 0 && backend.notificationsEnabled()) record();
+    if (rq.type == T_WRITE || rq.error != null) {
       ack();
       return;
     }
-    if (region.gpu()) {
+    if (rq.region.gpu()) {
       GpuStager st = outStager();
-      if (entryCount == 1) st.start(true, region, entries.getLong(0), entries.getLong(8));
-      else st.start(true, region, offsets(0), offsets(8), payloadBytes);
-      WireFormat.putResponse(resp, T_READ_DATA, 0, seq, payloadBytes);
+      if (rq.entryCount == 1) st.start(true, rq.region, rq.entries.getLong(0), rq.entries.getLong(8));
+      else st.start(true, rq.region, rq.offsets(0), rq.offsets(8), rq.payloadBytes);
+      WireFormat.putResponse(resp, T_READ_DATA, 0, rq.seq, rq.payloadBytes);
       resp.flip();
       respondingGpu = true;
       sendResponse(null);
     } else {
-      if (entryCount == 1) cursor.single(region, entries.getLong(0), entries.getLong(8));
-      else cursor.blocks(region, offsets(0), offsets(8), payloadBytes);
-      WireFormat.putResponse(resp, T_READ_DATA, 0, seq, payloadBytes);
+      if (rq.entryCount == 1) cursor.single(rq.region, rq.entries.getLong(0), rq.entries.getLong(8));
+      else cursor.blocks(rq.region, rq.offsets(0), rq.offsets(8), rq.payloadBytes);
+      WireFormat.putResponse(resp, T_READ_DATA, 0, rq.seq, rq.payloadBytes);
       resp.flip();
       sendResponse(cursor);
     }
   }
 
   private void record() {
-    if ((flags & F_PART) != 0) notifications.recordPart(uid, parts, error, errorText);
-    else notifications.record(uid, error, errorText);
+    if ((rq.flags & F_PART) != 0) notifications.recordPart(rq.uid, rq.parts, rq.error, rq.errorText);
+    else notifications.record(rq.uid, rq.error, rq.errorText);
   }
 
   /** Queues the response to the current request, which carries no data, and readies for the next request. */
   private void ack() {
     if (acks == NO_ACKS) acks = direct(ACKS_CAPACITY);
-    byte[] text = error == null ? NO_TEXT : errorBytes();
-    WireFormat.appendResponse(acks, type == T_WRITE ? T_WRITE_DONE : T_READ_DATA, error == null ? 0 : error.wire(), seq, text.length);
+    byte[] text = rq.error == null ? NO_TEXT : rq.errorBytes();
+    WireFormat.appendResponse(acks, rq.type == T_WRITE ? T_WRITE_DONE : T_READ_DATA, rq.error == null ? 0 : rq.error.wire(), rq.seq, text.length);
     acks.put(text);
-    error = null;
-    region = null;
+    rq.done();
     stage = S_HEADER;
     if (acks.remaining() < RESP_HEADER + MAX_SMALL_PAYLOAD) {
       // the next refusal might not fit: write them now, and read no further until they are out
@@ -391,18 +300,12 @@ final class TargetConnection extends TcpConnection {
 
   /** Answers a refused hello with its reason; the connection closes once that is out. */
   private void refuseHello() {
-    byte[] text = errorBytes();
+    byte[] text = rq.errorBytes();
     message.clear();
     message.put(text).flip();
-    WireFormat.putResponse(resp, T_HELLO_OK, error.wire(), seq, text.length);
+    WireFormat.putResponse(resp, T_HELLO_OK, rq.error.wire(), rq.seq, text.length);
     resp.flip();
     sendResponse(null);
-  }
-
-  /** The current refusal's reason as it goes on the wire: UTF-8, cut to {@code MAX_SMALL_PAYLOAD} bytes. */
-  private byte[] errorBytes() {
-    byte[] text = errorText.getBytes(StandardCharsets.UTF_8);
-    return text.length <= MAX_SMALL_PAYLOAD ? text : java.util.Arrays.copyOf(text, MAX_SMALL_PAYLOAD);
   }
 
   private BlockCursor responding;
@@ -439,10 +342,10 @@ final class TargetConnection extends TcpConnection {
       } else {
         iov2[0] = resp;
         iov2[1] = message;
-        n = message.hasRemaining() && error != null ? 2 : 1;
+        n = message.hasRemaining() && rq.error != null ? 2 : 1;
         write(iov2, n);
       }
-      boolean done = !resp.hasRemaining() && (responding == null ? !(error != null && message.hasRemaining()) : responding.remaining() == 0);
+      boolean done = !resp.hasRemaining() && (responding == null ? !(rq.error != null && message.hasRemaining()) : responding.remaining() == 0);
       if (!done) {
         interest(SelectionKey.OP_WRITE);
         return;
@@ -450,11 +353,10 @@ final class TargetConnection extends TcpConnection {
       if (responding != null) responding.clear();
       responding = null;
       if (closeAfterResponse) {
-        closeFor(REFUSED_HELLO, errorText);
+        closeFor(REFUSED_HELLO, rq.errorText);
         return;
       }
-      error = null;
-      region = null;
+      rq.done();
       stage = S_HEADER;
       interest(SelectionKey.OP_READ);
       // the next request may already sit in the stash, where the selector cannot see it
@@ -518,18 +420,6 @@ final class TargetConnection extends TcpConnection {
           + loop.peerTimeoutNanos / 1_000_000 + " ms");
     }
   }
-
-  // reasons a connection is closed for cause: the keys of the rate-limited log
-  static final String MALFORMED = "malformed frame";
-  static final String BEFORE_HELLO = "request before hello";
-  static final String REFUSED_HELLO = "refused hello";
-  static final String NO_HELLO = "no hello in time";
-  static final String TRUNCATED = "closed mid-request";
-  static final String STALLED = "no progress for peer-timeout";
-  static final String IO_ERROR = "I/O error";
-  static final String REVOKED = "token revoked";
-  private static final String REVOKED_DETAIL = "a newer handshake of its engine (a reconnection or a new incarnation)"
-      + " replaced the token of its hello, or the engine was disconnected";
 
   private String from() {
     if (remote == null) {
