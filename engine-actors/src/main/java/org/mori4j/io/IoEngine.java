@@ -1,32 +1,21 @@
 package org.mori4j.io;
 
-import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
-import com.typesafe.config.ConfigValueFactory;
 import java.lang.foreign.MemorySegment;
-import java.net.InetAddress;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.actor.typed.ActorRefResolver;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.actor.typed.DispatcherSelector;
-import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.pattern.StatusReply;
+import org.mori4j.io.internal.ControlCalls;
 import org.mori4j.io.internal.EngineActor;
-import org.mori4j.io.internal.EngineMessages;
 import org.mori4j.io.internal.EngineSettings;
-import org.mori4j.io.internal.Routes;
+import org.mori4j.io.internal.EngineStart;
 import org.mori4j.io.internal.TransferPath;
-import org.mori4j.io.internal.metrics.MetricsSettings;
 import org.mori4j.transport.TransferOp;
 
 /**
@@ -37,24 +26,25 @@ import org.mori4j.transport.TransferOp;
  * thin facade over it. Close it to fail what is in flight and free every socket and thread.
  */
 public final class IoEngine implements AutoCloseable {
-  private static final ConcurrentHashMap<String, IoEngine> LIVE = new ConcurrentHashMap<>();
-
   private final String key;
   private final ActorSystem<?> system;
   private final boolean ownsSystem;
   private final ActorRef<IoEngineProtocol.Command> engine;
   private final TransferPath path;
   private final EngineSettings settings;
+  private final Object keyToken;
+  private final ControlCalls calls;
   private volatile boolean closed;
 
-  private IoEngine(String key, ActorSystem<?> system, boolean ownsSystem, ActorRef<IoEngineProtocol.Command> engine,
-                   TransferPath path, EngineSettings settings) {
+  private IoEngine(String key, EngineStart.Started started) {
     this.key = key;
-    this.system = system;
-    this.ownsSystem = ownsSystem;
-    this.engine = engine;
-    this.path = path;
-    this.settings = settings;
+    this.system = started.system();
+    this.ownsSystem = started.ownsSystem();
+    this.engine = started.engine();
+    this.path = started.path();
+    this.settings = started.settings();
+    this.keyToken = started.keyToken();
+    this.calls = new ControlCalls(key, system, engine, settings, () -> closed);
   }
 
   /**
@@ -62,34 +52,7 @@ public final class IoEngine implements AutoCloseable {
    * (port 0 picks a free port). Engines in other processes reach it through its {@link #engineDesc()}.
    */
   public static IoEngine create(String key, IoEngineConfig config) {
-    checkKey(key);
-    if (config == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "config must not be null");
-    Config base = ConfigFactory.load();
-    EngineSettings s = EngineSettings.from(base);
-    Config cfg = ConfigFactory.empty()
-        .withValue("pekko.actor.provider", ConfigValueFactory.fromAnyRef("remote"))
-        .withValue("pekko.remote.artery.canonical.hostname", ConfigValueFactory.fromAnyRef(config.host()))
-        .withValue("pekko.remote.artery.canonical.port", ConfigValueFactory.fromAnyRef(config.port()))
-        .withFallback(base);
-    reserve(key);
-    TransferPath path = new TransferPath(key, s.awaitSpinNanos(), MetricsSettings.from(base));
-    path.defaultDeadlineNanos(org.mori4j.io.internal.TransferDeadlines.defaultNanos(base));
-    try {
-      var holder = new Object() { ActorSystem<IoEngineProtocol.Command> sys; };
-      holder.sys = ActorSystem.create(org.apache.pekko.actor.typed.javadsl.Behaviors.setup(ctx -> {
-        var addr = ctx.getSystem().address();
-        EngineActor.Identity id = new EngineActor.Identity(key, nodeId(), addr.getHost().orElse(config.host()),
-            (Integer) addr.getPort().orElse(config.port()), ProcessHandle.current().pid());
-        return EngineActor.create(id, s, path, config.host());
-      }), s.systemName(), cfg, org.apache.pekko.actor.typed.Props.empty().withNext(DispatcherSelector.fromConfig("mori4j.dispatchers.engine")));
-      IoEngine e = new IoEngine(key, holder.sys, true, holder.sys, path, s);
-      path.meters().registerMBean();
-      LIVE.put(key, e);
-      return e;
-    } catch (RuntimeException ex) {
-      LIVE.remove(key);
-      throw new IoEngineException(StatusCode.ERR_TRANSPORT, "cannot start engine '" + key + "' on " + config.host() + ":" + config.port() + ": " + ex.getMessage(), ex);
-    }
+    return new IoEngine(key, EngineStart.standalone(key, config));
   }
 
   /**
@@ -97,51 +60,7 @@ public final class IoEngine implements AutoCloseable {
    * can reach it only if that system has remoting enabled; its descriptor then carries that address.
    */
   public static IoEngine create(ActorSystem<?> system, String key, IoEngineConfig config) {
-    checkKey(key);
-    if (system == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "system must not be null");
-    if (config == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "config must not be null");
-    EngineSettings s = EngineSettings.from(system.settings().config());
-    reserve(key);
-    try {
-      TransferPath path = new TransferPath(key, s.awaitSpinNanos(), MetricsSettings.from(system.settings().config()));
-      path.defaultDeadlineNanos(org.mori4j.io.internal.TransferDeadlines.defaultNanos(system.settings().config()));
-      var addr = system.address();
-      EngineActor.Identity id = new EngineActor.Identity(key, nodeId(), addr.getHost().orElse(config.host()),
-          (Integer) addr.getPort().orElse(config.port()), ProcessHandle.current().pid());
-      ActorRef<IoEngineProtocol.Command> ref = system.systemActorOf(EngineActor.create(id, s, path, config.host()),
-          // the incarnation keeps names unique: a closed engine's actor may still be stopping when its key is reused
-          "mori4j-engine-" + java.net.URLEncoder.encode(key, java.nio.charset.StandardCharsets.UTF_8) + "-" + INCARNATION.incrementAndGet(),
-          DispatcherSelector.fromConfig("mori4j.dispatchers.engine"));
-      IoEngine e = new IoEngine(key, system, false, ref, path, s);
-      path.meters().registerMBean();
-      LIVE.put(key, e);
-      return e;
-    } catch (RuntimeException ex) {
-      LIVE.remove(key);
-      throw new IoEngineException(StatusCode.ERR_BAD_STATE, "cannot start engine '" + key + "': " + ex.getMessage(), ex);
-    }
-  }
-
-  private static void checkKey(String key) {
-    if (key == null || key.isBlank()) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "engine key must not be null or blank: '" + key + "'");
-    if (key.length() > 255) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "engine key longer than 255 characters: " + key.length());
-  }
-
-  private static void reserve(String key) {
-    if (LIVE.putIfAbsent(key, PLACEHOLDER) != null)
-      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "an engine with key '" + key + "' is already open in this JVM");
-  }
-
-  private static final java.util.concurrent.atomic.AtomicLong INCARNATION = new java.util.concurrent.atomic.AtomicLong();
-
-  private static final IoEngine PLACEHOLDER = new IoEngine("", null, false, null, null, null);
-
-  private static String nodeId() {
-    try {
-      return InetAddress.getLocalHost().getHostName();
-    } catch (Exception e) {
-      return "unknown";
-    }
+    return new IoEngine(key, EngineStart.embedded(system, key, config));
   }
 
   public String key() {
@@ -250,24 +169,16 @@ public final class IoEngine implements AutoCloseable {
   public EngineDesc discover(String host, int port) {
     if (host == null || port <= 0 || port > 65535)
       throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "bad address " + host + ":" + port);
-    ActorRef<IoEngineProtocol.Command> remote = resolve("pekko://" + settings.systemName() + "@" + host + ":" + port + "/user");
-    return askOther(remote, IoEngineProtocol.GetEngineDesc::new, "engine at " + host + ":" + port);
+    ActorRef<IoEngineProtocol.Command> remote = calls.resolve("pekko://" + settings.systemName() + "@" + host + ":" + port + "/user");
+    return calls.askOther(remote, IoEngineProtocol.GetEngineDesc::new, "engine at " + host + ":" + port);
   }
 
   /** Looks up a descriptor that {@code remote} published under {@code name}. */
   public Optional<MemoryDesc> lookupMemory(EngineDesc remote, String name) {
     if (remote == null || name == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "remote and name must not be null");
-    IoEngineProtocol.MemoryLookup r = askOther(resolve(remote.controlPath()),
+    IoEngineProtocol.MemoryLookup r = calls.askOther(calls.resolve(remote.controlPath()),
         ref -> new IoEngineProtocol.LookupMemory(name, ref), "engine '" + remote.key() + "'");
     return r.desc();
-  }
-
-  private ActorRef<IoEngineProtocol.Command> resolve(String path) {
-    try {
-      return ActorRefResolver.get(system).resolveActorRef(path);
-    } catch (RuntimeException e) {
-      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "cannot resolve control address '" + path + "': " + e.getMessage(), e);
-    }
   }
 
   /**
@@ -332,30 +243,7 @@ public final class IoEngine implements AutoCloseable {
    * serve the pair. Throws {@link IoEngineException} when a descriptor is not registered.
    */
   public Optional<IoEngineSession> createSession(MemoryDesc local, MemoryDesc remote) {
-    Routes r = path.routes();
-    if (r.closed()) throw new IoEngineException(StatusCode.ERR_BAD_STATE, "engine '" + key + "' is closed");
-    if (local == null || remote == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "local and remote must not be null");
-    Routes.Local l = r.locals().get(local.id());
-    if (!local.engineKey().equals(key) || l == null || l.desc().accessKey() != local.accessKey())
-      throw new IoEngineException(StatusCode.ERR_NOT_FOUND, "local memory id " + local.id() + " of engine '" + local.engineKey() + "' is not registered with this engine");
-    Routes.Peer p = r.peers().get(remote.engineKey());
-    if (p == null) {
-      String lost = r.lost().get(remote.engineKey());
-      if (lost != null) throw new IoEngineException(StatusCode.ERR_PEER_LOST, "remote engine '" + remote.engineKey() + "' was lost: " + lost
-          + " (it is not registered until it is registered again)");
-      throw new IoEngineException(StatusCode.ERR_NOT_FOUND, "remote engine '" + remote.engineKey() + "' is not registered");
-    }
-    if (p.desc().incarnation() != remote.ownerIncarnation())
-      throw new IoEngineException(StatusCode.ERR_NOT_FOUND, TransferPath.staleRemote("remote", remote, p.desc().incarnation()));
-    for (Routes.Backend b : r.backends()) {
-      Object handle = p.handles().get(b.type());
-      if (handle == null || !b.backend().canServe(l.region(), handle, remote.location() == MemoryLocationType.GPU,
-          remote.backendData().get(b.type()))) continue;
-      IoEngineSession s = new IoEngineSession(path, l, remote, b, handle);
-      ask((ActorRef<Done> ref) -> new EngineMessages.OpenSession(local.id(), remote.engineKey(), s, ref));
-      return Optional.of(s);
-    }
-    return Optional.empty();
+    return SessionOpening.open(key, path, calls, local, remote);
   }
 
   /** Target side: whether transfer {@code uid} from engine {@code remoteEngineKey} landed (and is now forgotten). */
@@ -431,10 +319,8 @@ public final class IoEngine implements AutoCloseable {
     if (closed) return;
     closed = true;
     try {
-      AskPattern.ask(engine, (ActorRef<Done> r) -> new EngineMessages.Shutdown(r), settings.askTimeout(), system.scheduler())
-          .toCompletableFuture().get(settings.askTimeout().toMillis(), TimeUnit.MILLISECONDS);
-    } catch (Exception e) {
-      // the engine actor is gone or stuck; the system shutdown below still releases its resources
+      // false: the engine actor is gone or stuck; the system shutdown below still releases its resources
+      calls.shutdown();
     } finally {
       if (ownsSystem) {
         system.terminate();
@@ -445,35 +331,15 @@ public final class IoEngine implements AutoCloseable {
         }
       }
       path.meters().close();
-      LIVE.remove(key, this);
+      EngineStart.releaseKey(key, keyToken);
     }
   }
 
   private <T> T ask(Function<ActorRef<T>, IoEngineProtocol.Command> make) {
-    return askOther(engine, make, "engine '" + key + "'");
-  }
-
-  private <T> T askOther(ActorRef<IoEngineProtocol.Command> target, Function<ActorRef<T>, IoEngineProtocol.Command> make, String who) {
-    if (closed) throw new IoEngineException(StatusCode.ERR_BAD_STATE, "engine '" + key + "' is closed");
-    try {
-      return AskPattern.ask(target, make::apply, settings.askTimeout(), system.scheduler())
-          .toCompletableFuture().get(settings.askTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
-    } catch (ExecutionException e) {
-      throw new IoEngineException(StatusCode.ERR_TIMEOUT, "no answer from " + who + " within " + settings.askTimeout().toMillis() + " ms", e.getCause());
-    } catch (TimeoutException e) {
-      throw new IoEngineException(StatusCode.ERR_TIMEOUT, "no answer from " + who + " within " + settings.askTimeout().toMillis() + " ms", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IoEngineException(StatusCode.ERR_BAD_STATE, "interrupted while waiting for " + who, e);
-    }
+    return calls.ask(make);
   }
 
   private <T> T askStatus(Function<ActorRef<StatusReply<T>>, IoEngineProtocol.Command> make) {
-    if (closed) throw new IoEngineException(StatusCode.ERR_BAD_STATE, "engine '" + key + "' is closed");
-    StatusReply<T> reply = ask(make);
-    if (reply.isSuccess()) return reply.getValue();
-    Throwable err = reply.getError();
-    if (err instanceof IoEngineException ie) throw new IoEngineException(ie.code(), ie.getMessage());
-    throw new IoEngineException(StatusCode.ERR_BAD_STATE, err.getMessage(), err);
+    return calls.askStatus(make);
   }
 }
