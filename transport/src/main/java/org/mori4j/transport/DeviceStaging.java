@@ -38,6 +38,11 @@ public interface DeviceStaging {
     return false;
   }
 
+  /** How a stager cuts transfers and waits for copies (the engine's configuration); {@link StagingTuning#DEFAULT} unless set. */
+  default StagingTuning tuning() {
+    return StagingTuning.DEFAULT;
+  }
+
   /**
    * One staging buffer and the copies into and out of it. Copies issued between two {@link #mark()} calls
    * must target one device. Used by one thread at a time.

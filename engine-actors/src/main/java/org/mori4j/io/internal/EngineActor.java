@@ -71,7 +71,8 @@ public final class EngineActor extends AbstractBehavior<Command> {
     this.id = id;
     this.settings = settings;
     this.path = path;
-    this.gpu = new GpuStaging(settings.gpuRuntime(), settings.tcpGpuStagingChunk(), settings.tcpGpuStagingPrewarm());
+    this.gpu = new GpuStaging(settings.gpuRuntime(), settings.tcpGpuStagingChunk(), settings.tcpGpuStagingPrewarm(),
+        settings.tcpGpuStagingTuning());
     this.xgmi = new XgmiControl(id.key(), ctx.getSystem(), ctx.getSelf(), path, settings.handshakeTimeout());
     this.incarnations = new PeerIncarnations(new java.security.SecureRandom(), settings.lostPeersRemembered());
     this.registrations = new Registrations(ctx, id.key(), settings, gpu, locals, backends, this::publish, () -> closed, path.registrationStats(), incarnations.own());

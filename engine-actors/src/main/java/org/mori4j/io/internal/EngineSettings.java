@@ -5,6 +5,7 @@ import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigValueType;
 import java.time.Duration;
 import org.mori4j.io.TcpBackendConfig;
+import org.mori4j.transport.StagingTuning;
 
 /**
  * The {@code mori4j} section of the configuration, read once when an engine starts.
@@ -31,12 +32,15 @@ import org.mori4j.io.TcpBackendConfig;
  *                         block-table = mapped}) instead of a device copy ({@code device})
  * @param xgmiFuseBatches  XGMI: the entries of one batch-of-batches call between the same two devices share kernel
  *                         launches ({@code mori4j.xgmi.fuse-batches})
+ * @param tcpGpuStagingTuning TCP GPU staging: pieces in a transfer's middle and the copy spin
+ *                         ({@code mori4j.tcp.gpu-staging-pieces}, {@code gpu-copy-spin})
  */
 public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, long awaitSpinNanos, String systemName,
                              long pollerSpinNanos, long pollerYieldNanos, long pollerParkNanos, long pollerMaxRunNanos,
                              TcpBackendConfig tcpDefaults, int tcpPort, int tcpMaxBatchEntries, int tcpGpuStagingChunk,
                              String gpuRuntime, int lostPeersRemembered, long xgmiPollNapNanos, int xgmiMaxBatchBlocks,
-                             int tcpGpuStagingPrewarm, boolean xgmiMappedTable, boolean xgmiFuseBatches) {
+                             int tcpGpuStagingPrewarm, boolean xgmiMappedTable, boolean xgmiFuseBatches,
+                             StagingTuning tcpGpuStagingTuning) {
 
   /** What {@code await-spin = auto} spins for: longer than a small GPU copy or a loopback round trip takes. */
   public static final long AUTO_SPIN_NANOS = 50_000;
@@ -64,7 +68,7 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
         c.getString("gpu.runtime"), positive("engine.lost-peers-remembered", c.getInt("engine.lost-peers-remembered")),
         notNegative("xgmi.poll-nap", c.getDuration("xgmi.poll-nap").toNanos()), positive("xgmi.max-batch-blocks", c.getInt("xgmi.max-batch-blocks")),
         notNegative("tcp.gpu-staging-prewarm", tcp.getInt("gpu-staging-prewarm")), xgmiBlockTable(c.getString("xgmi.block-table")),
-        c.getBoolean("xgmi.fuse-batches"));
+        c.getBoolean("xgmi.fuse-batches"), stagingTuning(tcp));
   }
 
   /** {@code mori4j.xgmi.block-table}: true for {@code mapped}, false for {@code device}. */
@@ -97,6 +101,15 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
   private static int positive(String name, int value) {
     if (value <= 0) throw new IllegalArgumentException("mori4j." + name + " must be positive: " + value);
     return value;
+  }
+
+  /** {@code mori4j.tcp.gpu-staging-pieces} (1..64) and {@code gpu-copy-spin} (0..10 ms). */
+  static StagingTuning stagingTuning(Config tcp) {
+    int pieces = tcp.getInt("gpu-staging-pieces");
+    if (pieces < 1 || pieces > 64) throw new IllegalArgumentException("mori4j.tcp.gpu-staging-pieces must be in 1..64: " + pieces);
+    long spin = tcp.getDuration("gpu-copy-spin").toNanos();
+    if (spin < 0 || spin > 10_000_000L) throw new IllegalArgumentException("mori4j.tcp.gpu-copy-spin must be in 0..10ms: " + spin + " ns");
+    return new StagingTuning(pieces, spin);
   }
 
   private static int stagingChunk(long bytes) {

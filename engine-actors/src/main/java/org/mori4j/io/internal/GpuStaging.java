@@ -14,6 +14,7 @@ import org.mori4j.natives.gpu.GpuRuntimes;
 import org.mori4j.natives.gpu.GpuStream;
 import org.mori4j.natives.gpu.PinnedBuffer;
 import org.mori4j.transport.DeviceStaging;
+import org.mori4j.transport.StagingTuning;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,6 +42,7 @@ public final class GpuStaging implements DeviceStaging {
   private final String mode;
   private final int slotBytes;
   private final int prewarmSlots;
+  private final StagingTuning tuning;
   private volatile GpuRuntime runtime;
   /** Idle slots, returned or prewarmed; guarded by itself, as is {@link #closed}. */
   private final ArrayList<PinnedSlot> idle = new ArrayList<>();
@@ -66,6 +68,13 @@ public final class GpuStaging implements DeviceStaging {
    * @param prewarmSlots idle slots {@link #prewarm(int)} keeps ready; 0 turns the pool off
    */
   public GpuStaging(String mode, int slotBytes, int prewarmSlots) {
+    this(mode, slotBytes, prewarmSlots, StagingTuning.DEFAULT);
+  }
+
+  /** @param tuning how the TCP backend cuts staged transfers and waits for their copies ({@link #tuning()}) */
+  public GpuStaging(String mode, int slotBytes, int prewarmSlots, StagingTuning tuning) {
+    if (tuning == null) throw new IllegalArgumentException("tuning must not be null");
+    this.tuning = tuning;
     if (prewarmSlots < 0) throw new IllegalArgumentException("prewarmSlots must not be negative: " + prewarmSlots);
     if (prewarmSlots > 0 && slotBytes <= 0) throw new IllegalArgumentException("slotBytes must be positive with a pool: " + slotBytes);
     this.mode = mode;
@@ -160,6 +169,12 @@ public final class GpuStaging implements DeviceStaging {
   /** {@link #prewarm(int)} for every device whose memory was registered so far. Blocking, like it. */
   public void prewarmRegistered() {
     for (int d : prewarmedDevices()) prewarm(d);
+  }
+
+  /** {@code mori4j.tcp.gpu-staging-pieces} and {@code gpu-copy-spin}, for the TCP backend's stagers. */
+  @Override
+  public StagingTuning tuning() {
+    return tuning;
   }
 
   /** With a pool, a closed slot goes back to it: stagers borrow their extra buffers per transfer (GpuStager). */

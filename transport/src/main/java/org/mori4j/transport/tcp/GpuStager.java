@@ -3,6 +3,7 @@ package org.mori4j.transport.tcp;
 import java.nio.ByteBuffer;
 import org.mori4j.transport.DeviceStaging;
 import org.mori4j.transport.LocalRegion;
+import org.mori4j.transport.StagingTuning;
 
 /**
  * Moves the payload of one GPU transfer at a time between device memory and a socket, through up to
@@ -15,8 +16,8 @@ import org.mori4j.transport.LocalRegion;
  * other buffers, and a buffer is refilled only after its copy finished.
  *
  * <p>The pieces are planned per transfer ({@link PiecePlan}): {@value #MIN_PIECE} bytes first and last, growing
- * towards a steady size in the middle of about a quarter of the payload ({@link #pieceSize}), at most the buffer
- * size. With the whole buffer as the piece, a transfer that fits one buffer had no overlap at all: the socket
+ * towards a steady size in the middle of about a quarter of the payload ({@link #pieceSize}; the share is the engine's
+ * {@link StagingTuning#middlePieces()}), at most the buffer size. With the whole buffer as the piece, a transfer that fits one buffer had no overlap at all: the socket
  * waited for the whole device-to-host copy, and the target's last host-to-device copy came after the last byte
  * arrived. With quarters, a quarter of that copying was exposed on each side; with the small end pieces, one
  * small copy is.
@@ -35,6 +36,10 @@ final class GpuStager {
 
   private final DeviceStaging staging;
   private final int chunk;
+  /** The middle of a transfer is cut into about this many pieces ({@link StagingTuning#middlePieces()}). */
+  private final int middlePieces;
+  /** How long {@link #copyDone} asks an unfinished copy again before the loop takes over ({@link StagingTuning#copySpinNanos()}). */
+  private final long spinNanos;
   /** The staging pools its slots: buffers after the first are borrowed for a transfer and given back at its end. */
   private final boolean borrow;
   private final DeviceStaging.Slot[] slots = new DeviceStaging.Slot[SLOTS];
@@ -67,11 +72,16 @@ final class GpuStager {
   private final long[] trace = GpuStageTrace.ON ? new long[GpuStageTrace.FIELDS] : null;
   private final long[] issuedAt = GpuStageTrace.ON ? new long[SLOTS] : null;
   private final boolean[] waited = GpuStageTrace.ON ? new boolean[SLOTS] : null;
+  /** Trace: bytes the last {@link #next()} offered, to count socket calls that moved less (socket full or empty). */
+  private long offered;
 
   GpuStager(DeviceStaging staging, int chunk) {
     this.staging = staging;
     this.chunk = chunk;
     this.borrow = staging.pooled();
+    StagingTuning t = staging.tuning();
+    this.middlePieces = t.middlePieces();
+    this.spinNanos = t.copySpinNanos();
   }
 
   /** Starts a transfer of one block; outbound, the device-to-host copies of the first pieces are issued at once. */
@@ -89,7 +99,7 @@ final class GpuStager {
   }
 
   private void begin(boolean out, LocalRegion r, long[] offs, long[] szs, long tot) {
-    plan.plan(tot, chunk);
+    plan.plan(tot, chunk, middlePieces);
     // a pooled stager borrows only the buffers this plan can keep busy (none beyond the first for a one-piece transfer)
     open(borrow ? Math.min(SLOTS, plan.count()) : SLOTS);
     outbound = out;
@@ -120,8 +130,13 @@ final class GpuStager {
    * (nor over the payload) and not over the buffer.
    */
   static int pieceSize(long total, int chunk) {
-    long quarter = ((total + SLOTS - 1) / SLOTS + 4095) & ~4095L;
-    long p = Math.min(total, Math.max(MIN_PIECE, quarter));
+    return pieceSize(total, chunk, SLOTS);
+  }
+
+  /** {@link #pieceSize(long, int)} with the payload shared by {@code pieces} instead of four. */
+  static int pieceSize(long total, int chunk, int pieces) {
+    long share = ((total + pieces - 1) / pieces + 4095) & ~4095L;
+    long p = Math.min(total, Math.max(MIN_PIECE, share));
     return (int) Math.max(1, Math.min(p, chunk));
   }
 
@@ -172,7 +187,7 @@ final class GpuStager {
     if (busy[s]) {
       if (failure == null) {
         try {
-          if (!slots[s].done()) {
+          if (!copyDone(s)) {
             if (trace != null) waited[s] = true;
             return null;
           }
@@ -186,12 +201,18 @@ final class GpuStager {
     }
     ByteBuffer v = views[s];
     v.limit((int) (sockEnd - sockStart)).position((int) (moved - sockStart));
+    if (trace != null) offered = v.remaining();
     return v;
   }
 
   /** Records {@code n} bytes through the socket (at most what {@link #next()} offered). */
   void advance(long n) {
     moved += n;
+    if (trace != null) {
+      trace[GpuStageTrace.OPS]++;
+      if (n < offered) trace[GpuStageTrace.SHORT]++;
+      offered = 0;
+    }
     if (trace != null && n > 0) {
       long now = System.nanoTime();
       if (trace[GpuStageTrace.T_FIRST] == 0) trace[GpuStageTrace.T_FIRST] = now;
@@ -258,6 +279,31 @@ final class GpuStager {
     }
   }
 
+  /**
+   * Whether slot {@code s}'s copies finished, asking again for up to {@link #spinNanos} while they have not: the piece
+   * the socket waits for (the first one outbound, the last one's copy onto the device inbound) is usually a few
+   * microseconds from done, and seeing it here saves the loop round (two selects, a yield and the poll) that would
+   * otherwise come first. Bounded, so a long copy costs the loop at most that long before it goes back to polling.
+   */
+  private boolean copyDone(int s) {
+    DeviceStaging.Slot slot = slots[s];
+    if (slot.done()) return true;
+    if (spinNanos == 0) return false;
+    long start = System.nanoTime();
+    boolean done;
+    long now;
+    do {
+      Thread.onSpinWait();
+      done = slot.done();
+      now = System.nanoTime();
+    } while (!done && now - start < spinNanos);
+    if (trace != null) {
+      trace[GpuStageTrace.SPIN] += now - start;
+      if (done) trace[GpuStageTrace.SPUN]++;
+    }
+    return done;
+  }
+
   /** Trace: slot {@code s}'s copies were just seen done. */
   private void copySeen(int s) {
     long lat = System.nanoTime() - issuedAt[s];
@@ -279,7 +325,7 @@ final class GpuStager {
       if (!busy[i]) continue;
       if (failure == null) {
         try {
-          if (!slots[i].done()) {
+          if (!copyDone(i)) {
             if (trace != null) waited[i] = true;
             return false;
           }

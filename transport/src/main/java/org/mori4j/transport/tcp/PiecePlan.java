@@ -8,7 +8,8 @@ package org.mori4j.transport.tcp;
  * copy 25-50 us after the last byte (1-4 MiB), about 14 us of which is fixed cost and the rest size. So the plan
  * starts with a {@link GpuStager#MIN_PIECE} piece and grows by four (64 KiB, 256 KiB, ...) while the payload still
  * has a steady piece between the ramps, and ends with the mirror image; the middle is cut into near-equal pieces of
- * at most the steady size ({@link GpuStager#pieceSize}: a quarter of the payload within its bounds). The socket
+ * at most the steady size ({@link GpuStager#pieceSize}: a quarter of the payload within its bounds, or the share that
+ * {@code mori4j.tcp.gpu-staging-pieces} sets). The socket
  * starts after a 64 KiB copy and the target answers one 64 KiB copy after the last byte, for a few more pieces
  * (each a copy call and an event: a few microseconds of the I/O thread). Piece {@code k} goes through buffer
  * {@code k % SLOTS}. Immutable values, reset per transfer.
@@ -25,10 +26,15 @@ final class PiecePlan {
   private long mid;
   private int count;
 
-  /** Plans {@code total} bytes (positive) through buffers of {@code chunk} bytes. */
+  /** Plans {@code total} bytes (positive) through buffers of {@code chunk} bytes, the middle in about four pieces. */
   void plan(long total, int chunk) {
+    plan(total, chunk, GpuStager.SLOTS);
+  }
+
+  /** Plans {@code total} bytes (positive) through buffers of {@code chunk} bytes, the middle in about {@code pieces}. */
+  void plan(long total, int chunk, int pieces) {
     this.total = total;
-    steady = GpuStager.pieceSize(total, chunk);
+    steady = GpuStager.pieceSize(total, chunk, pieces);
     long left = total;
     long s = GpuStager.MIN_PIECE;
     ramp = 0;

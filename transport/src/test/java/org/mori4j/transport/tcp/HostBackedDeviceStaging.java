@@ -71,6 +71,14 @@ final class HostBackedDeviceStaging implements DeviceStaging {
     return pool;
   }
 
+  /** What {@link #tuning()} answers (the stagers read it when a connection opens one). */
+  volatile org.mori4j.transport.StagingTuning tuning = org.mori4j.transport.StagingTuning.DEFAULT;
+
+  @Override
+  public org.mori4j.transport.StagingTuning tuning() {
+    return tuning;
+  }
+
   void shutdown() {
     copyEngine.shutdownNow();
   }

@@ -1,0 +1,24 @@
+package org.mori4j.transport;
+
+/**
+ * How a backend that stages GPU memory through host buffers (the TCP backend's {@code GpuStager}) cuts a transfer
+ * and waits for its device copies; the engine reads both from its configuration ({@code mori4j.tcp.gpu-staging-pieces},
+ * {@code mori4j.tcp.gpu-copy-spin}) and hands them over with its {@link DeviceStaging}.
+ *
+ * @param middlePieces  the middle of a transfer (between the small pieces that start and end it) is cut into about this
+ *                      many pieces, each at most one staging buffer and at least 64 KiB: fewer pieces mean fewer copy
+ *                      calls and events on the I/O thread, more mean more overlap of device copies with socket I/O
+ * @param copySpinNanos how long the I/O thread keeps asking an unfinished staging copy before it goes back to its loop
+ *                      (which then asks again every round): a copy that finishes within it is seen at once instead of
+ *                      one loop round later; 0 never spins
+ */
+public record StagingTuning(int middlePieces, long copySpinNanos) {
+  /** What the stager did before these were settings: quarters in the middle, no spinning. */
+  public static final StagingTuning DEFAULT = new StagingTuning(4, 0);
+
+  public StagingTuning {
+    if (middlePieces < 1 || middlePieces > 64) throw new IllegalArgumentException("middlePieces must be in 1..64: " + middlePieces);
+    if (copySpinNanos < 0 || copySpinNanos > 10_000_000L)
+      throw new IllegalArgumentException("copySpinNanos must be in 0..10 ms: " + copySpinNanos + " ns");
+  }
+}
