@@ -85,6 +85,13 @@ public final class KvBenchCommand implements Callable<Integer> {
   @Option(names = "--xgmi-single-process", description = "xgmi: the receiver's engine in this JVM (direct peer copies) instead of a second JVM (IPC handles).")
   boolean xgmiSingleProcess;
 
+  @Option(names = "--xgmi-streams", defaultValue = "64", description = "xgmi: streams per device of this JVM's XGMI backends (default: ${DEFAULT-VALUE}, MORI's).")
+  int xgmiStreams;
+
+  @Option(names = "--xgmi-events", defaultValue = "64",
+      description = "xgmi: events per device of this JVM's XGMI backends, i.e. transfers on one GPU at once (default: ${DEFAULT-VALUE}, MORI's).")
+  int xgmiEvents;
+
   @Option(names = "--iters", defaultValue = "20", description = "Timed migrations per row (default: ${DEFAULT-VALUE}).")
   int iters;
 
@@ -128,6 +135,8 @@ public final class KvBenchCommand implements Callable<Integer> {
     }
     if (blockTokens < 1) return "--block-tokens must be at least 1: " + blockTokens;
     if (fragmentation < 0 || fragmentation > 1) return "--fragmentation must be in [0, 1]: " + fragmentation;
+    if (xgmiStreams < 1) return "--xgmi-streams must be at least 1: " + xgmiStreams;
+    if (xgmiEvents < 1) return "--xgmi-events must be at least 1: " + xgmiEvents;
     if (iters < 1) return "--iters must be at least 1: " + iters;
     if (warmup < 0) return "--warmup must not be negative: " + warmup;
     if (naiveIters < 0) return "--naive-iters must not be negative: " + naiveIters;
@@ -156,6 +165,7 @@ public final class KvBenchCommand implements Callable<Integer> {
     if (bad != null) return usage(bad);
     KvModel m = KvModel.preset(model);
     boolean xgmi = backend.equals("xgmi");
+    xgmiConfig = new XgmiBackendConfig(xgmiStreams, xgmiEvents);
     GpuRuntime gpu = xgmi ? gpuRuntime() : null;
     KvPairs several = KvPairs.of(backend, prefillGpus, decodeGpus, pairs);
     if (several != null) {
@@ -287,9 +297,12 @@ public final class KvBenchCommand implements Callable<Integer> {
     return null;
   }
 
+  /** The XGMI backends' settings of the last run in this JVM ({@code --xgmi-streams}, {@code --xgmi-events}); MORI's defaults before one. */
+  private static volatile XgmiBackendConfig xgmiConfig = XgmiBackendConfig.defaults();
+
   /** TCP alone, or XGMI alone (so that the engine cannot route a GPU pair anywhere else unnoticed). */
   static void createBackend(IoEngine engine, boolean xgmi) {
-    if (xgmi) engine.createBackend(BackendType.XGMI, XgmiBackendConfig.defaults());
+    if (xgmi) engine.createBackend(BackendType.XGMI, xgmiConfig);
     else engine.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
   }
 

@@ -83,10 +83,12 @@ final class KvBenchRuns {
     boolean pull = mode == KvMigration.Mode.PULL;
     long[] t = new long[iters], c = new long[iters], s = new long[iters];
     long launches = 0;
+    KvBenchTrace trace = KvBenchTrace.on() ? new KvBenchTrace() : null;
     for (int i = -warmup; i < iters; i++) {
       long ct = once(bytes, pull);
       long before = engine.metrics().getXgmiKernelLaunches();
       long mt = migrate(local, remote, src, dst, mode, tag + "-" + i);
+      if (trace != null && i >= 0) trace.add(org.mori4j.transport.xgmi.XgmiTrace.end());
       if (i >= 0) launches += engine.metrics().getXgmiKernelLaunches() - before;
       long st = once(SINGLE_REFERENCE_BYTES, false);
       if (i >= 0) {
@@ -98,15 +100,20 @@ final class KvBenchRuns {
     // how the migration reached the GPU: one launch per buffer pair, fewer when entries were fused (XGMI only)
     if (launches > 0) System.err.printf(java.util.Locale.ROOT, "kv-bench %s: %.1f XGMI kernel launches per migration (this engine's metric)%n", tag,
         (double) launches / iters);
+    String traced = trace == null ? null : trace.summary(tag);
+    if (traced != null) System.err.println(traced);
     return new Paired(new Stats(bytes, t), new Stats(bytes, c), new Stats(SINGLE_REFERENCE_BYTES, s));
   }
 
   /** One whole migration: call to completion on this side (the receiver hears of it after; that is awaited untimed). */
   long migrate(KvCache local, KvCacheDesc remote, int[] src, int[] dst, KvMigration.Mode mode, String req) throws InterruptedException {
+    // the trace's window (MORI4J_XGMI_TRACE=1) spans the same call as the timed region; the caller closes it
+    if (KvBenchTrace.on()) org.mori4j.transport.xgmi.XgmiTrace.begin();
     long t0 = System.nanoTime();
     KvMigration m = local.migrate(req, src, remote, dst, mode);
     if (!m.await(LIMIT)) throw new IllegalStateException("migration " + req + " still running after " + LIMIT);
     long t = System.nanoTime() - t0;
+    if (KvBenchTrace.on()) org.mori4j.transport.xgmi.XgmiTrace.first(org.mori4j.transport.xgmi.XgmiTrace.OBSERVED);
     KvBenchCommand.check(m);
     if (mode == KvMigration.Mode.PULL) local.forget(req);
     else {

@@ -12,6 +12,7 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.StatusCode;
 import org.mori4j.io.TransferStatus;
+import org.mori4j.transport.xgmi.XgmiTrace;
 
 /**
  * One request's blocks on their way between two caches: pushed (written by the source's engine), pulled (read by
@@ -257,8 +258,10 @@ public final class KvMigration {
     }
     // the receiver's board reader spins from here until the "landed" posts come (a layer's copy takes ~0.2 ms)
     if (board != null) board.post(KvLandingBoard.KIND_ISSUED, boardSender, boardIncarnation, uids[0]);
+    if (XgmiTrace.ON) XgmiTrace.first(XgmiTrace.PLANNED);
     List<TransferStatus> st = pull ? local.engine().batchRead(locals, lo, remotes, ro, sizes, uids)
         : local.engine().batchWrite(locals, lo, remotes, ro, sizes, uids);
+    if (XgmiTrace.ON) XgmiTrace.last(XgmiTrace.RETURNED);
     // announced after the data left: a remote tell costs 20-300 us on a loaded host, which the layer's bytes no
     // longer wait for; the receiving engine matches writes that landed before the announcement when it arrives
     if (!pull && preUids == null)
@@ -286,6 +289,7 @@ public final class KvMigration {
           if (fail(c, why)) tellAborted(why);
           chunk.complete(new Chunk(from, to, c, why));
         } else if (left.decrementAndGet() == 0 && !chunk.isDone()) {
+          if (XgmiTrace.ON) XgmiTrace.last(XgmiTrace.STATUSES_DONE);
           KvHopTrace.mark(KvHopTrace.COMPLETED, requestId, from, to);
           // posted before the Pekko message (kept as the fallback), and like it only while the migration is on
           if (board != null && inProgress() && board.post(KvLandingBoard.KIND_LANDED, boardSender, boardIncarnation, uid))
@@ -328,6 +332,7 @@ public final class KvMigration {
       announcedPlans = null; // an ended stream sends no more layers
     }
     if (local != null) local.ended(this);
+    if (XgmiTrace.ON) XgmiTrace.first(XgmiTrace.FINISHED);
     done.complete(this);
     return true;
   }

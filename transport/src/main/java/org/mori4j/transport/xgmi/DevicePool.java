@@ -49,6 +49,12 @@ final class DevicePool implements AutoCloseable {
   final int[] busy;
   int busyCount;
   private int nextStream;
+  /** {@link XgmiTrace} only (null when it is off): a timing event recorded in front of each slot's launch, and the window it was in. */
+  private final GpuEvent[] startEvents;
+  private final long[] startWindow;
+  /** {@link XgmiTrace} only: recorded in front of a window's first launch on this device; GPU times are read against it. */
+  private GpuEvent anchor;
+  private long anchorWindow;
 
   DevicePool(GpuRuntime gpu, int device, int numStreams, int numEvents, boolean mapTables) {
     this.gpu = gpu;
@@ -67,6 +73,8 @@ final class DevicePool implements AutoCloseable {
     this.busy = new int[numEvents];
     for (int i = 0; i < numEvents; i++) free[i] = numEvents - 1 - i;
     this.freeCount = numEvents;
+    this.startEvents = XgmiTrace.ON ? new GpuEvent[numEvents] : null;
+    this.startWindow = XgmiTrace.ON ? new long[numEvents] : null;
   }
 
   /** A free slot, or -1 when every event is in use. */
@@ -74,7 +82,16 @@ final class DevicePool implements AutoCloseable {
     if (freeCount == 0) return -1;
     int slot = free[freeCount - 1];
     if (events[slot] == null) {
-      events[slot] = gpu.createEvent(device, false); // may throw: the slot stays free
+      // timing only for the trace: an event without it is cheaper to record
+      events[slot] = gpu.createEvent(device, XgmiTrace.ON); // may throw: the slot stays free
+      LIVE.incrementAndGet();
+    }
+    if (startEvents != null && startEvents[slot] == null) {
+      if (anchor == null) {
+        anchor = gpu.createEvent(device, true);
+        LIVE.incrementAndGet();
+      }
+      startEvents[slot] = gpu.createEvent(device, true);
       LIVE.incrementAndGet();
     }
     freeCount--;
@@ -90,7 +107,7 @@ final class DevicePool implements AutoCloseable {
     if (freeCount == 0) return -1;
     int slot = free[freeCount - 1];
     PinnedBuffer h = hostTables[slot];
-    if (events[slot] == null || tableBytes > 0 && (h == null || h.size() < tableBytes)) return -1;
+    if (events[slot] == null || startEvents != null && startEvents[slot] == null || tableBytes > 0 && (h == null || h.size() < tableBytes)) return -1;
     freeCount--;
     busy[busyCount++] = slot;
     return slot;
@@ -199,11 +216,46 @@ final class DevicePool implements AutoCloseable {
     if (failed != null) throw failed;
   }
 
+  /**
+   * {@link XgmiTrace}: called right before slot {@code slot}'s launch (or copy) goes on {@code stream}; records the
+   * window's anchor first when no device has yet, then the slot's start event.
+   */
+  void traceStart(int slot, GpuStream stream) {
+    long w = XgmiTrace.window();
+    if (w == 0) return;
+    if (anchorWindow != w && XgmiTrace.claimAnchor()) {
+      anchor.record(stream);
+      anchorWindow = w;
+      XgmiTrace.anchored(System.nanoTime());
+    }
+    startEvents[slot].record(stream);
+    startWindow[slot] = w;
+  }
+
+  /** {@link XgmiTrace}: slot {@code slot}'s op left the GPU ({@code error} null: it succeeded); its GPU times when known. */
+  void traceDone(int slot, String error) {
+    long w = XgmiTrace.window();
+    if (w == 0) return;
+    double start = Double.NaN, end = Double.NaN;
+    if (error == null && anchorWindow == w && startWindow[slot] == w) {
+      try {
+        start = startEvents[slot].elapsedMillisSince(anchor);
+        end = events[slot].elapsedMillisSince(anchor);
+      } catch (RuntimeException e) {
+        // a runtime without timing, or the anchor's stream behind: the host stamps still count
+        start = end = Double.NaN;
+      }
+    }
+    XgmiTrace.done(start, end);
+  }
+
   /** Native objects this pool holds now (streams, events, table buffers), for leak checks. */
   int openResources() {
     int n = 0;
     for (Object o : streams) if (o != null) n++;
     for (Object o : events) if (o != null) n++;
+    if (startEvents != null) for (Object o : startEvents) if (o != null) n++;
+    if (anchor != null) n++;
     for (Object o : hostTables) if (o != null) n++;
     for (Object o : deviceTables) if (o != null) n++;
     return n;
@@ -227,12 +279,18 @@ final class DevicePool implements AutoCloseable {
     for (int i = 0; i < events.length; i++) {
       first = quietly(events[i], first);
       events[i] = null;
+      if (startEvents != null) {
+        first = quietly(startEvents[i], first);
+        startEvents[i] = null;
+      }
       mappedTables[i] = 0;
       first = quietly(hostTables[i], first);
       hostTables[i] = null;
       first = quietly(deviceTables[i], first);
       deviceTables[i] = null;
     }
+    first = quietly(anchor, first);
+    anchor = null;
     for (int i = 0; i < streams.length; i++) {
       first = quietly(streams[i], first);
       streams[i] = null;

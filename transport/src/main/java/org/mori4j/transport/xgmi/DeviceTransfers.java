@@ -106,6 +106,7 @@ final class DeviceTransfers implements AutoCloseable {
     LocalRegion local = op.local();
     boolean queued = false; // work that may read the slot's table is on the stream
     try {
+      if (XgmiTrace.ON) pool.traceStart(slot, stream);
       boolean write = op.kind() == TransferOp.WRITE;
       long localBase = local.address();
       if (n == 1) {
@@ -131,6 +132,7 @@ final class DeviceTransfers implements AutoCloseable {
         listener.kernelLaunched();
       }
       pool.event(slot).record(stream);
+      if (XgmiTrace.ON) XgmiTrace.launched();
     } catch (RuntimeException e) {
       releaseAfterFailure(pool, slot, stream, queued);
       op.transferFailed(TransportError.GPU_OP, "XGMI " + (n == 1 ? "copy" : "batch kernel") + " for " + r.describe() + " could not be issued: "
@@ -200,11 +202,13 @@ final class DeviceTransfers implements AutoCloseable {
         }
       }
       MemorySegment.copy(t, 0, table, ValueLayout.JAVA_LONG, 0, entries);
+      if (XgmiTrace.ON) pool.traceStart(slot, stream);
       long kernelTable = pool.kernelTable(slot, bytes, stream);
       queued = true;
       kernel.launch(stream, kernelTable, blocks, 0, 0, sameSize ? maxBlock : 0, maxBlock);
       listener.kernelLaunched();
       pool.event(slot).record(stream);
+      if (XgmiTrace.ON) XgmiTrace.launched();
     } catch (RuntimeException e) {
       releaseAfterFailure(pool, slot, stream, queued);
       for (int k = 0; k < count; k++)
@@ -319,6 +323,7 @@ final class DeviceTransfers implements AutoCloseable {
     RemoteRegion r = p.regions[slot];
     TransferOp[] group = p.groupOps[slot];
     RemoteRegion[] groupRegions = p.groupRegions[slot];
+    if (XgmiTrace.ON) p.traceDone(slot, error);
     p.releaseAt(busyIndex);
     onGpu--;
     if (group == null) {

@@ -288,7 +288,7 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
 
   @Override
   public GpuEvent createEvent(int device, boolean timing) {
-    return new Event(check(device));
+    return new Event(check(device), timing);
   }
 
   @Override
@@ -541,9 +541,13 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
     private volatile Stream stream;
     private volatile long mark;
     private boolean closed;
+    /** A timing event's stream stamps its nanoTime when it reaches the record (the "GPU clock" of this device). */
+    private final boolean timing;
+    private volatile long at;
 
-    Event(int device) {
+    Event(int device, boolean timing) {
       this.device = device;
+      this.timing = timing;
       liveEvents.incrementAndGet();
     }
 
@@ -557,6 +561,10 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
       if (closed) throw new IllegalStateException("event closed");
       Stream st = (Stream) s;
       if (st.device != device) throw fail("cuEventRecord", "event of device " + device + " on a stream of device " + st.device);
+      if (timing) {
+        at = 0;
+        st.enqueue(() -> at = System.nanoTime());
+      }
       mark = st.issued();
       stream = st;
     }
@@ -578,7 +586,10 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
 
     @Override
     public float elapsedMillisSince(GpuEvent start) {
-      throw fail("cuEventElapsedTime", "no timing on the test device");
+      // as CUDA: both timing events, both recorded and complete
+      if (!(start instanceof Event s) || !timing || !s.timing) throw fail("cuEventElapsedTime", "an event without timing");
+      if (!isComplete() || !s.isComplete() || at == 0 || s.at == 0) throw fail("cuEventElapsedTime", "an event not recorded or not complete");
+      return (at - s.at) / 1e6f;
     }
 
     @Override

@@ -1,0 +1,65 @@
+package org.mori4j.bench.kv;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.ToLongFunction;
+import org.mori4j.transport.xgmi.XgmiTrace;
+
+/**
+ * kv-bench's view of the XGMI timeline ({@link XgmiTrace}, on with {@code MORI4J_XGMI_TRACE=1}): one window per
+ * timed migration, from the call of {@code migrate} to the bench seeing its handle complete, and one stderr line per
+ * row with the median of each stage over the row's iterations, in microseconds after the call. The GPU columns are
+ * the backend's timing events placed in the host's clock through an anchor event recorded in front of the first launch
+ * (see {@link XgmiTrace}); "-" where a stage was not seen (e.g. no GPU timing, or the TCP backend).
+ */
+final class KvBenchTrace {
+  private final List<XgmiTrace.Window> windows = new ArrayList<>();
+
+  static boolean on() {
+    return XgmiTrace.ON;
+  }
+
+  void add(XgmiTrace.Window w) {
+    windows.add(w);
+  }
+
+  /** The row's line, or null when no window was kept. */
+  String summary(String tag) {
+    if (windows.isEmpty()) return null;
+    StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "kv-bench xgmi trace %s (p50 of %d migrations, us after migrate() was called):", tag,
+        windows.size()));
+    col(b, " plan built", XgmiTrace.Window::planned);
+    col(b, " | first launch", XgmiTrace.Window::firstLaunch);
+    col(b, " | last launch", XgmiTrace.Window::lastLaunch);
+    col(b, " | call returned", XgmiTrace.Window::returned);
+    col(b, " | GPU first start", XgmiTrace.Window::gpuFirstStart);
+    col(b, " | GPU last end", XgmiTrace.Window::gpuLastEnd);
+    col(b, " | first completion seen", XgmiTrace.Window::firstDone);
+    col(b, " | last completion seen", XgmiTrace.Window::lastDone);
+    col(b, " | statuses done", XgmiTrace.Window::statusesDone);
+    col(b, " | handle completed", XgmiTrace.Window::finished);
+    col(b, " | bench saw it", XgmiTrace.Window::observed);
+    col(b, " || GPU span", w -> w.gpuLastEnd() < 0 ? -1 : w.gpuLastEnd() - w.gpuFirstStart());
+    col(b, ", longest op", XgmiTrace.Window::gpuLongestOp);
+    col(b, ", sum of op times", XgmiTrace.Window::gpuOpSum);
+    b.append(String.format(Locale.ROOT, "; per migration (p50): %d launches, %d issued by the caller, %d handed to the worker, %d waited for a free event,"
+        + " %d GPU-timed", p50(XgmiTrace.Window::launches), p50(XgmiTrace.Window::callerIssues), p50(XgmiTrace.Window::submitted),
+        p50(XgmiTrace.Window::backlogged), p50(XgmiTrace.Window::gpuOps)));
+    return b.toString();
+  }
+
+  private void col(StringBuilder b, String name, ToLongFunction<XgmiTrace.Window> f) {
+    long v = p50(f);
+    b.append(name).append(' ').append(v < 0 ? "-" : String.format(Locale.ROOT, "%.1f", v / 1e3));
+  }
+
+  /** The median of the windows' values, over those that saw the stage; -1 when none did. */
+  long p50(ToLongFunction<XgmiTrace.Window> f) {
+    long[] v = windows.stream().mapToLong(f).filter(x -> x >= 0).toArray();
+    if (v.length == 0) return -1;
+    Arrays.sort(v);
+    return v[(v.length - 1) / 2];
+  }
+}

@@ -1,0 +1,129 @@
+package org.mori4j.transport.xgmi;
+
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * Opt-in timeline of one operation at a time through the XGMI path ({@code MORI4J_XGMI_TRACE=1} or
+ * {@code -Dmori4j.xgmi.trace=true}; off by default, and then every hook is one constant check): a caller opens a
+ * window ({@link #begin}), the KV layer, the engine and this backend stamp {@code System.nanoTime()} at their steps
+ * (plan built, each launch returned, each completion first seen by a poll, statuses done, handle completed), and
+ * {@link #end} hands back the window's {@link Window}. With the trace on, the backend's events are created with
+ * timing, a second timing event is recorded in front of every launch and a per-device anchor event in front of the
+ * window's first launch, so each op's GPU start and end are known relative to the anchor, whose host time is its
+ * record call: the GPU side of the window in the host's clock, to within the record's submission latency. Windows
+ * are process-wide and must not overlap (kv-bench runs one migration at a time); ops that complete after their
+ * window closed are not counted.
+ */
+public final class XgmiTrace {
+  /** Whether the trace is on in this JVM (read once). */
+  public static final boolean ON = Boolean.getBoolean("mori4j.xgmi.trace") || "1".equals(System.getenv("MORI4J_XGMI_TRACE"));
+
+  /** Host stamps (first or last occurrence), in the window's array. */
+  public static final int ENTER = 0, PLANNED = 1, FIRST_LAUNCH = 2, LAST_LAUNCH = 3, RETURNED = 4, FIRST_DONE = 5, LAST_DONE = 6,
+      STATUSES_DONE = 7, FINISHED = 8, OBSERVED = 9, ANCHOR = 10;
+  /** Counters. */
+  private static final int LAUNCHES = 11, CALLER_ISSUES = 12, SUBMITTED = 13, BACKLOGGED = 14, GPU_OPS = 15;
+  /** GPU figures in nanoseconds after the anchor: earliest start, latest end, longest single op, sum of op times. */
+  private static final int GPU_FIRST_START = 16, GPU_LAST_END = 17, GPU_LONGEST = 18, GPU_SUM = 19, OPEN = 20;
+  private static final int SLOTS = 21;
+  private static final AtomicLongArray T = new AtomicLongArray(SLOTS);
+
+  private XgmiTrace() {}
+
+  /**
+   * What one window saw; host times in nanoseconds after {@link #ENTER} (-1: not seen), GPU times in host-clock
+   * nanoseconds after ENTER through the anchor (-1: no GPU timing, e.g. a runtime without it).
+   */
+  public record Window(long planned, long firstLaunch, long lastLaunch, long returned, long firstDone, long lastDone, long statusesDone,
+                       long finished, long observed, long gpuFirstStart, long gpuLastEnd, long gpuLongestOp, long gpuOpSum, long launches,
+                       long callerIssues, long submitted, long backlogged, long gpuOps) {}
+
+  /** Opens a window now (its {@link #ENTER} stamp); clears the last one. */
+  public static void begin() {
+    for (int i = 0; i < SLOTS; i++) T.set(i, 0);
+    T.set(GPU_FIRST_START, Long.MAX_VALUE);
+    T.set(OPEN, 1);
+    T.set(ENTER, System.nanoTime());
+  }
+
+  /** Stamps {@code stage} unless it was stamped already in this window. */
+  public static void first(int stage) {
+    if (ON && T.get(OPEN) != 0) T.compareAndSet(stage, 0, System.nanoTime());
+  }
+
+  /** Stamps {@code stage}, keeping the latest stamp of the window. */
+  public static void last(int stage) {
+    if (ON && T.get(OPEN) != 0) T.accumulateAndGet(stage, System.nanoTime(), Math::max);
+  }
+
+  /** A launch (or a lone copy) returned on the issuing thread. */
+  static void launched() {
+    if (!ON || T.get(OPEN) == 0) return;
+    long now = System.nanoTime();
+    T.compareAndSet(FIRST_LAUNCH, 0, now);
+    T.accumulateAndGet(LAST_LAUNCH, now, Math::max);
+    T.incrementAndGet(LAUNCHES);
+  }
+
+  /** Counts an op that the submitting thread put on the GPU itself, handed to the worker, or left waiting for a slot. */
+  static void callerIssued() { count(CALLER_ISSUES); }
+
+  static void submitted() { count(SUBMITTED); }
+
+  static void backlogged() { count(BACKLOGGED); }
+
+  private static void count(int c) {
+    if (ON && T.get(OPEN) != 0) T.incrementAndGet(c);
+  }
+
+  /** The open window's id (its ENTER stamp), or 0 when the trace is off or no window is open. */
+  static long window() {
+    return ON && T.get(OPEN) != 0 ? T.get(ENTER) : 0;
+  }
+
+  /**
+   * True for the one caller that records the window's anchor (the window's first launch, on whichever device), which
+   * then calls {@link #anchored}; GPU times are read only for ops on that device.
+   */
+  static boolean claimAnchor() {
+    return T.compareAndSet(ANCHOR, 0, -1);
+  }
+
+  static void anchored(long hostNanos) {
+    T.set(ANCHOR, hostNanos);
+  }
+
+  /** An op left the GPU: first/last completion seen, and its GPU start and end in milliseconds after the anchor (NaN: unknown). */
+  static void done(double startMs, double endMs) {
+    if (!ON || T.get(OPEN) == 0) return;
+    long now = System.nanoTime();
+    T.compareAndSet(FIRST_DONE, 0, now);
+    T.accumulateAndGet(LAST_DONE, now, Math::max);
+    if (Double.isNaN(startMs) || Double.isNaN(endMs)) return;
+    long s = Math.round(startMs * 1e6), e = Math.round(endMs * 1e6);
+    T.accumulateAndGet(GPU_FIRST_START, s, Math::min);
+    T.accumulateAndGet(GPU_LAST_END, e, Math::max);
+    T.accumulateAndGet(GPU_LONGEST, e - s, Math::max);
+    T.addAndGet(GPU_SUM, e - s);
+    T.incrementAndGet(GPU_OPS);
+  }
+
+  /** Closes the window (stamping {@link #OBSERVED}) and returns what it saw. */
+  public static Window end() {
+    long now = System.nanoTime();
+    T.compareAndSet(OBSERVED, 0, now);
+    T.set(OPEN, 0);
+    long enter = T.get(ENTER), anchor = T.get(ANCHOR);
+    boolean gpu = anchor > 0 && T.get(GPU_OPS) > 0;
+    return new Window(rel(PLANNED, enter), rel(FIRST_LAUNCH, enter), rel(LAST_LAUNCH, enter), rel(RETURNED, enter), rel(FIRST_DONE, enter),
+        rel(LAST_DONE, enter), rel(STATUSES_DONE, enter), rel(FINISHED, enter), rel(OBSERVED, enter),
+        gpu ? anchor - enter + T.get(GPU_FIRST_START) : -1, gpu ? anchor - enter + T.get(GPU_LAST_END) : -1,
+        gpu ? T.get(GPU_LONGEST) : -1, gpu ? T.get(GPU_SUM) : -1, T.get(LAUNCHES), T.get(CALLER_ISSUES), T.get(SUBMITTED),
+        T.get(BACKLOGGED), T.get(GPU_OPS));
+  }
+
+  private static long rel(int stage, long enter) {
+    long t = T.get(stage);
+    return t == 0 ? -1 : t - enter;
+  }
+}
