@@ -185,6 +185,61 @@ class PeerKillTest {
     }
   }
 
+  /**
+   * The owner of the written region is frozen (SIGSTOP) right after registration, so the first write's region
+   * confirmation (RDMA asks the owner before it posts anything) stays unanswered, then SIGKILLed. Nothing is posted and
+   * the owner never closed, so no queue pair errs and no closing notice comes; without the engine's liveness probe the
+   * writes end only at the confirmation's 10 s timeout. While the owner is merely frozen (alive: its kernel still
+   * accepts connections) nothing may end; after the kill every write must end ERR_PEER_LOST well before that timeout.
+   * Over TCP the data connections' reset ends them. Not run in EVENT mode: the confirmation comes before any queue
+   * pair is used, so the poll mode and queue-pair count change nothing here (one child JVM less).
+   */
+  @Test
+  void killedOwnerWithOnlyAConfirmationOutstandingFailsWritesFast() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeFalse("EVENT".equals(System.getProperty("mori4j.test.rdma.poll")),
+        "the confirmation path does not depend on the poll mode; run in the default and rdma-polling-qp1 executions");
+    String childKey = "confirm-kill-target-" + ProcessHandle.current().pid();
+    ConcurrentLinkedQueue<String> childLog = new ConcurrentLinkedQueue<>();
+    Process child = startChild(childKey);
+    IoEngine initiator = null;
+    java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+    long frozenMs = 1_200; // two probe intervals (mori4j.engine.peer-liveness-probe, 500 ms) and more
+    long limitMs = 5_000; // well under the 10 s confirmation timeout (mori4j.engine.handshake-timeout)
+    try {
+      String[] ready = awaitReady(child, childLog);
+      initiator = IoEngine.create("confirm-kill-initiator-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
+      TestBackends.create(initiator);
+      EngineDesc remoteEngine = initiator.discover(ready[1], Integer.parseInt(ready[2]));
+      MemoryDesc remote = initiator.lookupMemory(remoteEngine, "buf").orElseThrow();
+      initiator.registerRemoteEngine(remoteEngine);
+      MemoryDesc local = initiator.registerMemory(arena.allocate(BLOCK, 4096));
+
+      assertEquals(0, new ProcessBuilder("kill", "-STOP", String.valueOf(child.pid())).inheritIO().start().waitFor());
+      List<TransferStatus> all = new ArrayList<>();
+      for (int i = 0; i < 8; i++) all.add(initiator.write(local, 0, remote, i * 65536L, 65536, initiator.allocateTransferUid()));
+      Thread.sleep(frozenMs);
+      for (TransferStatus s : all) assertTrue(s.inProgress(), "a write ended while its peer was only frozen (alive): " + s);
+
+      child.destroyForcibly(); // SIGKILL
+      long killedAt = System.nanoTime();
+      assertTrue(child.waitFor(10, TimeUnit.SECONDS), "child did not die");
+      for (int i = 0; i < all.size(); i++) {
+        long left = Duration.ofMillis(limitMs).toNanos() - (System.nanoTime() - killedAt);
+        assertTrue(all.get(i).await(Duration.ofNanos(Math.max(0, left))),
+            "write " + i + " was still in progress " + limitMs + " ms after its peer was killed: " + all.get(i));
+      }
+      long ms = (System.nanoTime() - killedAt) / 1_000_000;
+      for (TransferStatus s : all) assertFailsWith(s, "write to a killed peer", StatusCode.ERR_PEER_LOST);
+      System.out.println("owner killed with only a confirmation outstanding (" + TestBackends.describe() + "): " + all.size()
+          + " writes ended ERR_PEER_LOST " + ms + " ms after the kill; first: " + all.get(0).message());
+    } finally {
+      child.destroyForcibly();
+      child.waitFor(10, TimeUnit.SECONDS);
+      if (initiator != null) initiator.close();
+      arena.close();
+    }
+  }
+
   @Test
   void frozenPeerIsDeclaredLostAfterThePeerTimeoutButAnIdlePeerIsNot() throws Exception {
     String childKey = "frozen-target-" + ProcessHandle.current().pid();

@@ -38,6 +38,8 @@ final class XgmiControl {
   private final ActorRef<IoEngineProtocol.Command> self;
   private final TransferPath path;
   private final Duration timeout;
+  /** Probes an owner whose confirmation is late, so that a killed one fails its askers fast (PeerLiveness). */
+  private final PeerLiveness liveness;
   /** Region id to the engines that confirmed it (key to engine actor). */
   private final Map<Long, Map<String, ActorRef<IoEngineProtocol.Command>>> importers = new HashMap<>();
   /** Region id to the engines among them that confirmed it for XGMI, which map its memory. */
@@ -52,6 +54,7 @@ final class XgmiControl {
     this.self = self;
     this.path = path;
     this.timeout = timeout;
+    this.liveness = PeerLiveness.of(system);
   }
 
   /** What a one-sided backend of {@code type} calls (worker thread) to confirm a region with its owner. */
@@ -70,22 +73,53 @@ final class XgmiControl {
         return;
       }
       ActorRef<IoEngineProtocol.Command> owner = ActorRefResolver.get(system).resolveActorRef(p.desc().controlPath());
-      AskPattern.<IoEngineProtocol.Command, XgmiMessages.ConfirmReply>ask(owner,
+      RegionConfirmer.Answer once = once(answer);
+      CompletableFuture<XgmiMessages.ConfirmReply> question = AskPattern.<IoEngineProtocol.Command, XgmiMessages.ConfirmReply>ask(owner,
               // the incarnation registered here: the descriptor's own was checked against it when the transfer was accepted
               r -> new XgmiMessages.Confirm(engineKey, regionId, accessKey, type, self, r, p.desc().incarnation()), timeout, system.scheduler())
-          .whenComplete((reply, err) -> {
-            if (err != null) {
-              // an owner that does not answer at all is gone from this engine's view (closed, or its process died), as
-              // a TCP peer that stays silent past its timeout: the one-sided backends then lose it
-              answer.refused(TransportError.PEER_LOST, "engine '" + peerKey + "' did not answer the confirmation of memory id " + regionId + " within "
-                  + timeout.toMillis() + " ms (" + err.getMessage() + ")");
-            } else if (reply.error() != 0) {
-              answer.refused(TransportError.fromWire(reply.error()), reply.reason());
-            } else {
-              owners.put(peerKey, owner);
-              answer.registered(reply.address(), reply.size(), reply.data());
-            }
-          });
+          .toCompletableFuture();
+      // a SIGKILLed owner never answers and nothing else says it died: probe it rather than wait out the timeout
+      liveness.watch(owner.path().address(), question, why -> ownerGone(p.desc(), regionId, why, once));
+      question.whenComplete((reply, err) -> {
+        if (err != null) {
+          // an owner that does not answer at all is gone from this engine's view (closed, or its process died), as
+          // a TCP peer that stays silent past its timeout: the one-sided backends then lose it
+          once.refused(TransportError.PEER_LOST, "engine '" + peerKey + "' did not answer the confirmation of memory id " + regionId + " within "
+              + timeout.toMillis() + " ms (" + err.getMessage() + ")");
+        } else if (reply.error() != 0) {
+          once.refused(TransportError.fromWire(reply.error()), reply.reason());
+        } else {
+          owners.put(peerKey, owner);
+          once.registered(reply.address(), reply.size(), reply.data());
+        }
+      });
+    };
+  }
+
+  /**
+   * The owner of a region being confirmed was found gone ({@link PeerLiveness}): the confirmation ends now with
+   * PEER_LOST, and the engine declares the owner lost (incarnation-checked, so a successor registered meanwhile stays),
+   * which fails what every backend and session holds for it.
+   */
+  private void ownerGone(EngineDesc owner, long regionId, String why, RegionConfirmer.Answer once) {
+    String reason = why + " while engine '" + engineKey + "' waited for its confirmation of memory id " + regionId;
+    once.refused(TransportError.PEER_LOST, "engine '" + owner.key() + "' was lost: " + reason);
+    self.tell(new IoEngineProtocol.MarkPeerLost(owner.key(), owner.incarnation(), reason, system.ignoreRef()));
+  }
+
+  /** {@code answer} called at most once: a probe that found the owner gone and the ask's own ending may both come. */
+  private static RegionConfirmer.Answer once(RegionConfirmer.Answer answer) {
+    java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+    return new RegionConfirmer.Answer() {
+      @Override
+      public void registered(long address, long size, byte[] backendData) {
+        if (done.compareAndSet(false, true)) answer.registered(address, size, backendData);
+      }
+
+      @Override
+      public void refused(TransportError error, String reason) {
+        if (done.compareAndSet(false, true)) answer.refused(error, reason);
+      }
     };
   }
 
