@@ -18,6 +18,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.mori4j.cluster.ClusterEngine;
 import org.mori4j.cluster.ClusterSettings;
@@ -88,6 +90,24 @@ public final class ClusterKvCache {
 
     int port() {
       return Cluster.get(system).selfMember().address().getPort().get();
+    }
+
+    /**
+     * Waits until this member sees {@code members} members Up. A member still Joining or WeaklyUp when another one
+     * dies does not count toward the split-brain resolver's majority: with two of three Up and one of those killed,
+     * the survivors would be the smaller side and down themselves.
+     */
+    void awaitUp(int members) throws InterruptedException {
+      long deadline = System.nanoTime() + LIMIT.toNanos();
+      for (long up; (up = upMembers()) < members; Thread.sleep(100)) {
+        if (System.nanoTime() > deadline) throw new IllegalStateException("node " + index + " sees " + up + " of " + members + " members Up after " + LIMIT);
+      }
+    }
+
+    private long upMembers() {
+      long up = 0;
+      for (Member m : Cluster.get(system).state().getMembers()) if (m.status() == MemberStatus.up()) up++;
+      return up;
     }
 
     void publish() throws Exception {
@@ -273,6 +293,7 @@ public final class ClusterKvCache {
       BlockingQueue<DirectoryEvent> events = new LinkedBlockingQueue<>();
       try (DescriptorDirectory.Subscription sub = node0.dir.subscribe(PREFIX, events::add)) {
         Child one = children.get(0), two = children.get(1);
+        node0.awaitUp(3); // before the kill: see awaitUp
         one.send("report");
         long node1ReadsBefore = readsOf(one.await("REPORT"), 0);
 
