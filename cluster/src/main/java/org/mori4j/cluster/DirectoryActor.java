@@ -7,7 +7,6 @@ import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import org.apache.pekko.Done;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -37,37 +36,20 @@ import org.mori4j.io.StatusCode;
 /**
  * The actor behind a {@link DescriptorDirectory}. It follows the replicated map and the membership, keeps
  * this member's checked reading of the map in a {@link DirectoryView}, answers lookups from it or from a
- * majority read, tells subscribers what changed, and removes the entries of owners that left. Waiting lookups are kept by {@link DirectoryLookups}, subscriptions by
- * {@link DirectorySubscribers}. Writes go through {@link DirectoryWrites}' modify functions, which run inside the Replicator against
- * its current value, so the duplicate and ownership checks see the latest local state rather than this
- * actor's possibly older view.
+ * majority read, tells subscribers what changed, and unpublishes its engine's names when the engine stops. Each
+ * other concern has its own class, driven from here on the actor's thread: publish and unpublish
+ * ({@link DirectoryPublishing}), removal of departed owners' entries ({@link DirectorySweep}), waiting lookups
+ * ({@link DirectoryLookups}), subscriptions ({@link DirectorySubscribers}). Writes go through
+ * {@link DirectoryWrites}' modify functions, which run inside the Replicator against its current value, so the
+ * duplicate and ownership checks see the latest local state rather than this actor's possibly older view.
  */
 final class DirectoryActor extends AbstractBehavior<Command> {
-
-  private record EngineChecked(DescriptorDirectory.Publish request, Throwable failure) implements Command {}
-
-  private record PublishRead(DescriptorDirectory.Publish request) implements Command {}
-
-  /**
-   * A directory write answered: {@code publish} is the request of a publish (null for an unpublish), and
-   * {@code unpublished} the name an unpublish removed (null for a publish).
-   */
-  private record Written(String what, DescriptorDirectory.Publish publish, String unpublished, ActorRef<StatusReply<Done>> replyTo,
-                         Replicator.UpdateResponse<LWWMap<String, DirectoryEntry>> response)
-      implements Command {}
-
-  /** The engine took a name the directory took, or said why not; the publish is answered now. */
-  private record EnginePublished(DescriptorDirectory.Publish publish, Throwable failure) implements Command {}
 
   private record DataChanged(Replicator.SubscribeResponse<LWWMap<String, DirectoryEntry>> response) implements Command {}
 
   private record LookupRead(long id, Replicator.GetResponse<LWWMap<String, DirectoryEntry>> response) implements Command {}
 
   private record MembershipChanged(ClusterEvent.MemberEvent event) implements Command {}
-
-  private record SweepTick() implements Command {}
-
-  private record Swept(Replicator.UpdateResponse<LWWMap<String, DirectoryEntry>> response) implements Command {}
 
   private record SubscriberGone(ActorRef<DirectoryEvent> subscriber) implements Command {}
 
@@ -86,10 +68,11 @@ final class DirectoryActor extends AbstractBehavior<Command> {
   /** The last value the Replicator reported, null until the first one. */
   private LWWMap<String, DirectoryEntry> data;
   private final DirectoryView view;
-  private boolean sweeping;
   private boolean closing;
   private final DirectoryLookups lookups;
   private final DirectorySubscribers subscribers = new DirectorySubscribers();
+  private final DirectoryPublishing publishing;
+  private final DirectorySweep sweep;
 
   private DirectoryActor(ActorContext<Command> ctx, TimerScheduler<Command> timers,
                          ReplicatorMessageAdapter<Command, LWWMap<String, DirectoryEntry>> replicator,
@@ -105,6 +88,8 @@ final class DirectoryActor extends AbstractBehavior<Command> {
     ctx.setLoggerName(DirectoryActor.class);
     this.view = new DirectoryView(settings, self.uniqueAddress(), engineKey, ctx.getLog());
     this.lookups = new DirectoryLookups(timers);
+    this.publishing = new DirectoryPublishing(ctx, replicator, engine, engineKey, settings, self, view, this::members, this::refuseWhenClosing);
+    this.sweep = new DirectorySweep(ctx, timers, replicator, engineKey, settings, self, cluster, view, this::members);
     replicator.subscribe(DescriptorDirectory.KEY, DataChanged::new);
     ActorRef<ClusterEvent.MemberEvent> members = ctx.messageAdapter(ClusterEvent.MemberEvent.class, MembershipChanged::new);
     cluster.subscriptions().tell(org.apache.pekko.cluster.typed.Subscribe.create(members, ClusterEvent.MemberEvent.class));
@@ -125,18 +110,12 @@ final class DirectoryActor extends AbstractBehavior<Command> {
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
-        .onMessage(DescriptorDirectory.Publish.class, this::onPublish)
-        .onMessage(EngineChecked.class, this::onEngineChecked)
-        .onMessage(PublishRead.class, this::onPublishRead)
-        .onMessage(DescriptorDirectory.Unpublish.class, this::onUnpublish)
-        .onMessage(Written.class, this::onWritten)
-        .onMessage(EnginePublished.class, m -> {
-          // the directory holds the name either way; an engine that deregistered the memory meanwhile just does not answer it
-          if (m.failure() != null)
-            getContext().getLog().debug("directory of engine '{}': the engine did not take '{}': {}", engineKey, m.publish().name(), m.failure().toString());
-          m.publish().replyTo().tell(StatusReply.success(Done.getInstance()));
-          return this;
-        })
+        .onMessage(DescriptorDirectory.Publish.class, m -> { publishing.publish(m); return this; })
+        .onMessage(DirectoryPublishing.EngineChecked.class, m -> { publishing.engineChecked(m); return this; })
+        .onMessage(DirectoryPublishing.PublishRead.class, m -> { publishing.publishRead(m); return this; })
+        .onMessage(DescriptorDirectory.Unpublish.class, m -> { publishing.unpublish(m); return this; })
+        .onMessage(DirectoryPublishing.Written.class, m -> { publishing.written(m); return this; })
+        .onMessage(DirectoryPublishing.EnginePublished.class, m -> { publishing.enginePublished(m); return this; })
         .onMessage(DescriptorDirectory.Lookup.class, this::onLookup)
         .onMessage(LookupRead.class, this::onLookupRead)
         .onMessage(DirectoryLookups.Expired.class, m -> {
@@ -160,23 +139,8 @@ final class DirectoryActor extends AbstractBehavior<Command> {
         })
         .onMessage(DataChanged.class, this::onDataChanged)
         .onMessage(MembershipChanged.class, this::onMembership)
-        .onMessage(SweepTick.class, m -> {
-          sweep();
-          return this;
-        })
-        .onMessage(Swept.class, m -> {
-          sweeping = false;
-          if (m.response() instanceof Replicator.UpdateSuccess<?>) {
-            // the next sweep starts from the Changed notification that shows the removal; sweeping again from
-            // the value at hand would only remove the same names again
-            DistributedData.get(getContext().getSystem()).replicator().tell(Replicator.flushChanges());
-          } else {
-            getContext().getLog().warn("directory of engine '{}': removing entries of departed owners failed: {}; retrying in {}", engineKey,
-                m.response(), settings.sweepInterval());
-            timers.startSingleTimer(SweepTick.class, new SweepTick(), settings.sweepInterval());
-          }
-          return this;
-        })
+        .onMessage(DirectorySweep.Tick.class, m -> { sweep.sweep(data, closing); return this; })
+        .onMessage(DirectorySweep.Swept.class, m -> { sweep.swept(m); return this; })
         .onMessage(EngineStopped.class, this::onEngineStopped)
         .onMessage(Closed.class, m -> {
           if (!(m.response() instanceof Replicator.UpdateSuccess<?>))
@@ -185,98 +149,6 @@ final class DirectoryActor extends AbstractBehavior<Command> {
           return Behaviors.stopped();
         })
         .build();
-  }
-
-  // ---- publish / unpublish ----
-
-  private Behavior<Command> onPublish(DescriptorDirectory.Publish m) {
-    String name = m.name();
-    try {
-      refuseWhenClosing();
-      settings.checkName("name", name, false);
-      if (m.desc() == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "desc must not be null (name '" + name + "')");
-    } catch (IoEngineException e) {
-      m.replyTo().tell(StatusReply.error(e));
-      return this;
-    }
-    // the engine is the authority on what it has registered: it refuses foreign or forged descriptors (it is told
-    // the name only once the directory took it, so that a refused duplicate leaves the engine as it was)
-    getContext().ask(castReply(), engine, settings.askTimeout(), r -> new IoEngineProtocol.CheckMemory(m.desc(), r),
-        (r, err) -> new EngineChecked(m, err != null ? err : r.isError() ? r.getError() : null));
-    return this;
-  }
-
-  private Behavior<Command> onEngineChecked(EngineChecked m) {
-    DescriptorDirectory.Publish p = m.request();
-    if (m.failure() != null) {
-      Throwable f = m.failure();
-      p.replyTo().tell(StatusReply.error(f instanceof IoEngineException ? f : new IoEngineException(StatusCode.ERR_BAD_STATE,
-          "engine '" + engineKey + "' did not confirm that it owns " + p.desc() + " (name '" + p.name() + "'): " + f, f)));
-      return this;
-    }
-    // the duplicate check runs against this member's replica: a majority read first merges into it every
-    // publish and unpublish that has completed elsewhere (they are majority writes), so a name unpublished on
-    // another member a moment ago is free here too. If no majority answers, the check uses what is here.
-    replicator.askGet(r -> new Replicator.Get<>(DescriptorDirectory.KEY, new Replicator.ReadMajority(settings.readTimeout()), r),
-        rsp -> new PublishRead(p));
-    return this;
-  }
-
-  private Behavior<Command> onPublishRead(PublishRead m) {
-    DescriptorDirectory.Publish p = m.request();
-    DirectoryEntry entry = DirectoryEntry.of(p.desc(), self.uniqueAddress());
-    Set<UniqueAddress> goneNow = view.goneOwners();
-    Map<Address, UniqueAddress> membersNow = Map.copyOf(members());
-    String what = "publish of '" + DirectorySettings.shorten(p.name()) + "'";
-    replicator.askUpdate(r -> new Replicator.Update<>(DescriptorDirectory.KEY, LWWMap.create(), settings.writeConsistencyLevel(), r,
-            map -> DirectoryWrites.putIfFree(map, p.name(), entry, self, goneNow, membersNow, settings)),
-        rsp -> new Written(what, p, null, p.replyTo(), rsp));
-    return this;
-  }
-
-  private Behavior<Command> onUnpublish(DescriptorDirectory.Unpublish m) {
-    try {
-      refuseWhenClosing();
-      settings.checkName("name", m.name(), false);
-    } catch (IoEngineException e) {
-      m.replyTo().tell(StatusReply.error(e));
-      return this;
-    }
-    String what = "unpublish of '" + DirectorySettings.shorten(m.name()) + "'";
-    replicator.askUpdate(r -> new Replicator.Update<>(DescriptorDirectory.KEY, LWWMap.create(), settings.writeConsistencyLevel(), r,
-            map -> DirectoryWrites.removeOwned(map, m.name(), self, engineKey, settings)),
-        rsp -> new Written(what, null, m.name(), m.replyTo(), rsp));
-    return this;
-  }
-
-  private Behavior<Command> onWritten(Written m) {
-    var r = m.response();
-    if (r instanceof Replicator.UpdateSuccess<?>) {
-      getContext().getLog().debug("directory of engine '{}': {} done", engineKey, m.what());
-      // the engine answers lookupMemory for a published name as well: it learns the name now, or forgets it
-      if (m.unpublished() != null) engine.tell(new IoEngineProtocol.UnpublishMemory(m.unpublished(), getContext().getSystem().ignoreRef()));
-      if (m.publish() != null) {
-        DescriptorDirectory.Publish p = m.publish();
-        getContext().ask(castReply(), engine, settings.askTimeout(), ref -> new IoEngineProtocol.PublishMemory(p.name(), p.desc(), ref),
-            (rep, err) -> new EnginePublished(p, err != null ? err : rep.isError() ? rep.getError() : null));
-      } else {
-        m.replyTo().tell(StatusReply.success(Done.getInstance()));
-      }
-      // let subscribers and local lookups see the change without waiting for notify-subscribers-interval
-      DistributedData.get(getContext().getSystem()).replicator().tell(Replicator.flushChanges());
-    } else if (r instanceof Replicator.ModifyFailure<?> f && f.cause() instanceof DirectoryWrites.Refusal refusal) {
-      m.replyTo().tell(StatusReply.error(new IoEngineException(refusal.code(), refusal.getMessage())));
-    } else if (r instanceof Replicator.UpdateTimeout<?>) {
-      // applied here, so the engine follows as on success (a repeated call is then answered at once)
-      if (m.unpublished() != null) engine.tell(new IoEngineProtocol.UnpublishMemory(m.unpublished(), getContext().getSystem().ignoreRef()));
-      if (m.publish() != null) engine.tell(new IoEngineProtocol.PublishMemory(m.publish().name(), m.publish().desc(), getContext().getSystem().ignoreRef()));
-      m.replyTo().tell(StatusReply.error(new IoEngineException(StatusCode.ERR_TIMEOUT, m.what() + " was applied on this member but not confirmed by "
-          + settings.writeConsistency() + " of the members within " + settings.writeTimeout() + "; it still spreads by gossip, and repeating the "
-          + "call is safe")));
-    } else {
-      m.replyTo().tell(StatusReply.error(new IoEngineException(StatusCode.ERR_BAD_STATE, m.what() + " failed in the replicator: " + r)));
-    }
-    return this;
   }
 
   // ---- lookup ----
@@ -340,7 +212,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
     if (m.response() instanceof Replicator.Changed<LWWMap<String, DirectoryEntry>> c) {
       data = c.dataValue();
       refresh();
-      sweep();
+      sweep.sweep(data, closing);
     }
     return this;
   }
@@ -352,7 +224,7 @@ final class DirectoryActor extends AbstractBehavior<Command> {
       getContext().getLog().info("directory of engine '{}': member {} is {}; its entries are dropped", engineKey, member.address(), st);
     if (data != null) {
       refresh();
-      sweep();
+      sweep.sweep(data, closing);
     }
     return this;
   }
@@ -393,23 +265,6 @@ final class DirectoryActor extends AbstractBehavior<Command> {
     return this;
   }
 
-  /**
-   * Removes the entries of owners that are gone, and of owners that have not been members for
-   * {@code orphan-grace} (an entry that reached this member after its owner's removal, or a previous
-   * incarnation's). Every member does this on its own; concurrent removals of the same name merge.
-   */
-  private void sweep() {
-    if (data == null || closing || sweeping || cluster.selfMember().status() != MemberStatus.up()) return;
-    Map<String, UniqueAddress> doomed = view.due(data, members(), System.nanoTime());
-    if (view.hasOrphans()) timers.startSingleTimer(SweepTick.class, new SweepTick(), settings.sweepInterval());
-    if (doomed.isEmpty()) return;
-    getContext().getLog().info("directory of engine '{}' removes {} entries of departed owners: {}", engineKey, doomed.size(), doomed);
-    sweeping = true;
-    Map<String, UniqueAddress> remove = Map.copyOf(doomed);
-    replicator.askUpdate(r -> new Replicator.Update<>(DescriptorDirectory.KEY, LWWMap.create(), Replicator.writeLocal(), r,
-        map -> DirectoryWrites.removeIfOwnedBy(map, remove, self)), Swept::new);
-  }
-
   private Behavior<Command> onEngineStopped(EngineStopped m) {
     closing = true;
     lookups.abandonAll(name -> new IoEngineException(StatusCode.ERR_BAD_STATE, "engine '" + engineKey + "' was closed; lookup of '" + name + "' abandoned"));
@@ -421,10 +276,5 @@ final class DirectoryActor extends AbstractBehavior<Command> {
 
   private void refuseWhenClosing() {
     if (closing) throw new IoEngineException(StatusCode.ERR_BAD_STATE, "the directory of engine '" + engineKey + "' is closed: the engine stopped");
-  }
-
-  @SuppressWarnings("unchecked")
-  private static Class<StatusReply<Done>> castReply() {
-    return (Class<StatusReply<Done>>) (Class<?>) StatusReply.class;
   }
 }
