@@ -112,8 +112,8 @@ public final class RdmaBackend implements TransferBackend {
       channel.close();
       throw e;
     }
-    return new RdmaWorker("rdma-" + engineKey + "-" + d.name() + "-" + i, engineKey, settings, cq, channel, confirmer, listener, inbound,
-        connections::peerGone);
+    return new RdmaWorker("rdma-" + engineKey + "-" + d.name() + "-" + i, engineKey, settings, cq, channel, confirmer, inbound,
+        connections::peerGone, connections::replace);
   }
 
   // ---- connections (RdmaConnections) ----

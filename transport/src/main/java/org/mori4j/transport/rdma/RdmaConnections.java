@@ -198,6 +198,17 @@ final class RdmaConnections {
     listener.get().peerLost(peerKey, TransportError.PEER_LOST, why);
   }
 
+  /**
+   * A queue pair of ours to {@code lane}'s peer left service for another reason than a silent peer: the engine is asked
+   * once per connection to connect the peer again (later lanes of the same connection, and lanes of a connection
+   * already replaced, ask nothing).
+   */
+  void replace(RdmaLane lane, String why) {
+    RdmaPeer p = peers.get(lane.peerKey);
+    if (p == null || !p.alive() || !p.holds(lane) || !p.askReplacement()) return;
+    listener.get().reconnect(lane.peerKey, why);
+  }
+
   private void lose(RdmaPeer p, TransportError error, String reason) {
     p.lose(reason);
     for (RdmaPeer.Path path : p.paths) path.worker.execute(() -> path.worker.removeLanes(List.of(path.lanes), path, error, reason));

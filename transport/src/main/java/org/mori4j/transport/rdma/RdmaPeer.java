@@ -53,6 +53,12 @@ final class RdmaPeer {
   final Path[] paths;
   private final AtomicInteger next = new AtomicInteger();
   private volatile String lostReason;
+  /**
+   * Set by the first queue pair of this connection that leaves service: the others (an access error on a striped
+   * transfer breaks every queue pair it used) must not ask the engine to connect again, as each request starts a
+   * handshake that replaces the one before it and the replies then meet the wrong queue pairs.
+   */
+  private final java.util.concurrent.atomic.AtomicBoolean replacementAsked = new java.util.concurrent.atomic.AtomicBoolean();
 
   RdmaPeer(String key, Path[] paths) {
     this.key = key;
@@ -70,6 +76,17 @@ final class RdmaPeer {
 
   String lostReason() {
     return lostReason;
+  }
+
+  /** True the first time only: this connection's replacement is to be asked for now. */
+  boolean askReplacement() {
+    return replacementAsked.compareAndSet(false, true);
+  }
+
+  /** Whether {@code lane} is one of this connection's queue pairs (not one of a connection it replaced). */
+  boolean holds(RdmaLane lane) {
+    for (Path p : paths) for (RdmaLane l : p.lanes) if (l == lane) return true;
+    return false;
   }
 
   /** Marks the peer lost; true the first time. */

@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import org.mori4j.transport.BackendListener;
 import org.mori4j.transport.DrivenWorker;
 import org.mori4j.transport.InboundNotifications;
 import org.mori4j.transport.RegionConfirmer;
@@ -41,10 +40,10 @@ final class RdmaWorker extends DrivenWorker {
   final CompletionQueue cq;
   private final CompletionChannel channel;
   private final RegionConfirmer confirmer;
-  private final BackendListener listener;
   private final InboundNotifications inbound;
   /** The backend's reaction to a peer that stopped answering (any thread). */
   private final java.util.function.BiConsumer<String, String> peerGone;
+  private final java.util.function.BiConsumer<RdmaLane, String> replace;
   private final Completions wcs = new Completions(256);
   private final ReceiveRequests receive = new ReceiveRequests(1);
   // worker thread only
@@ -59,17 +58,17 @@ final class RdmaWorker extends DrivenWorker {
   int inFlight;
 
   RdmaWorker(String name, String engineKey, RdmaSettings settings, CompletionQueue cq, CompletionChannel channel, RegionConfirmer confirmer,
-             BackendListener listener, InboundNotifications inbound,
-             java.util.function.BiConsumer<String, String> peerGone) {
+             InboundNotifications inbound,
+             java.util.function.BiConsumer<String, String> peerGone, java.util.function.BiConsumer<RdmaLane, String> replace) {
     super(name);
     this.engineKey = engineKey;
     this.settings = settings;
     this.cq = cq;
     this.channel = channel;
     this.confirmer = confirmer;
-    this.listener = listener;
     this.inbound = inbound;
     this.peerGone = peerGone;
+    this.replace = replace;
     this.poster = new PartPoster(this, new SendRequests(Math.max(2, settings.postBatchSize())), cq.capacity());
     this.accessErrors = new AccessErrors(this, confirmer);
   }
@@ -268,7 +267,7 @@ final class RdmaWorker extends DrivenWorker {
 
   /** A queue pair of ours left service for another reason than a silent peer: the engine connects the peer again. */
   void replace(RdmaLane lane, String why) {
-    if (!lane.targetSide) listener.reconnect(lane.peerKey, why);
+    if (!lane.targetSide) replace.accept(lane, why);
   }
 
   /** Takes a connected lane into service (worker thread). */
