@@ -4,8 +4,9 @@ import com.typesafe.config.Config;
 import org.mori4j.transport.tcp.TcpLatency;
 
 /**
- * Reads the TCP backend's latency settings ({@code mori4j.tcp.caller-drive}, {@code caller-drive-spin},
- * {@code serve-spin}; see reference.conf and {@link TcpLatency}) and refuses bad values with the key and the value.
+ * Reads the TCP backend's settings that are not part of {@code TcpBackendConfig}: the latency ones
+ * ({@code mori4j.tcp.caller-drive}, {@code caller-drive-spin}, {@code serve-spin}; see reference.conf and
+ * {@link TcpLatency}) and {@code bulk-lanes}, and refuses bad values with the key and the value.
  */
 final class TcpLatencySetup {
   private TcpLatencySetup() {}
@@ -15,6 +16,13 @@ final class TcpLatencySetup {
     long drive = nanos(tcp, "caller-drive-spin");
     long serve = nanos(tcp, "serve-spin");
     return new TcpLatency(on, drive, serve);
+  }
+
+  /** {@code mori4j.tcp.bulk-lanes}: extra connections per peer for the stripes of large transfers (0 to 16). */
+  static int bulkLanes(Config tcp) {
+    int n = tcp.getInt("bulk-lanes");
+    if (n < 0 || n > 16) throw new IllegalArgumentException("mori4j.tcp.bulk-lanes must be between 0 and 16: " + n);
+    return n;
   }
 
   private static long nanos(Config tcp, String key) {

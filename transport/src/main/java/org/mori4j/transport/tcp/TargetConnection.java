@@ -39,6 +39,8 @@ final class TargetConnection extends TcpConnection {
   private int stage = S_HEADER;
   private final ByteBuffer header = direct(REQ_HEADER + ENTRY);
   private boolean inReadable;
+  /** Handed to the bulk loop after its hello: this loop no longer touches it. */
+  private boolean moved;
   /** Requests whose whole request was in by the end of the last {@link #onReadable} call (the loop's serve-spin reads it). */
   int servedInCall;
   /** Where a refused WRITE's payload is drained; allocated on the first refusal. */
@@ -83,7 +85,7 @@ final class TargetConnection extends TcpConnection {
     servedInCall = 0;
     try {
       boolean first = true;
-      while (!dead) {
+      while (!dead && !moved) {
         switch (stage) {
           case S_HEADER -> {
             // after a request, the next one is usually not there yet: let the selector say when it is rather
@@ -218,11 +220,36 @@ final class TargetConnection extends TcpConnection {
       WireFormat.putResponse(resp, T_HELLO_OK, 0, rq.seq, 0);
       resp.flip();
       sendResponse(null);
+      // a bulk lane (stripes only) is read by the bulk loop's thread, beside the loop that reads the other lanes; the
+      // initiator sends nothing before the answer to its hello, so no request is half read here
+      if ((rq.flags & F_BULK) != 0 && stage == S_HEADER && !dead) {
+        moved = true; // before the hand-over: this thread reads it until it lets the connection go
+        if (!backend.toBulkLoop(this)) moved = false;
+      }
     } else {
       rq.error = TransportError.NOT_FOUND;
       rq.errorText = "no handshake on record for engine '" + key + "' with that token";
       closeAfterResponse = true;
       refuseHello();
+    }
+  }
+
+  /**
+   * The bulk loop's thread, from the task {@link TcpBackend#toBulkLoop} queued: takes the connection over. It waits
+   * for the old loop to let go of it first, so the old loop's last steps come before anything done here.
+   */
+  void arriveOn(TcpIoLoop bulk) {
+    enterWaiting(LOOP);
+    try {
+      loop = bulk;
+      moved = false;
+      attach();
+      interest(SelectionKey.OP_READ);
+      if (buffered()) onReadable();
+    } catch (IOException | RuntimeException e) {
+      fail(TransportError.TRANSPORT, "cannot move to the bulk I/O loop: " + e);
+    } finally {
+      exit();
     }
   }
 

@@ -3,9 +3,7 @@ package org.mori4j.transport.tcp;
 import static org.mori4j.transport.tcp.WireFormat.*;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
@@ -56,6 +54,10 @@ public final class TcpBackend implements TransferBackend {
   private volatile boolean closed;
   private final DeviceStaging staging;
   private final TcpLatency latency;
+  /** Extra lanes per peer for stripes only, on {@link #bulkLoop} (0: none; stripes go over every regular lane). */
+  private final int bulkLanes;
+  /** The I/O loop of the bulk lanes, both ends: this engine's as initiator, and the ones peers open to it; or null. */
+  private TcpIoLoop bulkLoop;
   private final RefusalLog refusals = new RefusalLog(LoggerFactory.getLogger(TargetConnection.class));
 
   /** A backend for host memory only: GPU regions are refused. */
@@ -70,10 +72,22 @@ public final class TcpBackend implements TransferBackend {
 
   /** A backend with {@code latency}'s caller-driven round trips and serve spin (see {@link TcpLatency}). */
   public TcpBackend(String engineKey, TcpSettings settings, DeviceStaging staging, TcpLatency latency) {
+    this(engineKey, settings, staging, latency, 0);
+  }
+
+  /**
+   * A backend that also opens {@code bulkLanes} bulk lanes to each peer: connections served by one more I/O thread at
+   * both ends, which carry only the stripes of transfers of at least the stripe threshold (the first regular lane
+   * carries one stripe, each bulk lane one). A large transfer is then written and read by two threads on each side,
+   * while small transfers stay on the regular lanes and never wake the bulk thread. 0: no bulk lanes.
+   */
+  public TcpBackend(String engineKey, TcpSettings settings, DeviceStaging staging, TcpLatency latency, int bulkLanes) {
+    if (bulkLanes < 0 || bulkLanes > 16) throw new IllegalArgumentException("bulkLanes must be between 0 and 16: " + bulkLanes);
     this.engineKey = engineKey;
     this.settings = settings;
     this.staging = staging;
     this.latency = latency;
+    this.bulkLanes = bulkLanes;
   }
 
   @Override
@@ -107,6 +121,9 @@ public final class TcpBackend implements TransferBackend {
       long timeout = settings.peerTimeout().toNanos();
       for (int i = 0; i < settings.ioThreads(); i++) loops.add(new TcpIoLoop("tcp-io-" + engineKey + "-" + i, timeout, staging, settings.gpuStagingChunk(),
           latency.serveSpinNanos()));
+      // bulk lanes carry stripes of megabytes, never a ping-pong: no serve spin. Without bulk lanes of its own an
+      // engine serves a peer's bulk lanes on its regular loops (one setting for a whole cluster is the expected use)
+      if (bulkLanes > 0) bulkLoop = new TcpIoLoop("tcp-io-" + engineKey + "-bulk", timeout, staging, settings.gpuStagingChunk(), 0);
       server = ServerSocketChannel.open();
       server.bind(new InetSocketAddress(settings.bindHost(), settings.bindPort()), 128);
       server.configureBlocking(false);
@@ -150,13 +167,7 @@ public final class TcpBackend implements TransferBackend {
   }
 
   private void configure(SocketChannel ch) throws IOException {
-    ch.configureBlocking(false);
-    ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-    ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
-    if (settings.socketBufferBytes() > 0) {
-      ch.setOption(StandardSocketOptions.SO_SNDBUF, settings.socketBufferBytes());
-      ch.setOption(StandardSocketOptions.SO_RCVBUF, settings.socketBufferBytes());
-    }
+    DataSockets.configure(ch, settings);
   }
 
   @Override
@@ -206,16 +217,18 @@ public final class TcpBackend implements TransferBackend {
       throw new TransportException(TransportError.INVALID_ARGS, "engine '" + peerKey + "' runs its TCP data path "
           + (peerTls ? "with TLS" : "without TLS") + " but engine '" + engineKey + "' " + (peerTls ? "without" : "with")
           + " (mori4j.tcp.tls): both ends of a data connection must agree");
-    TcpPeer peer = new TcpPeer(peerKey, settings.connectionsPerPeer(), listener);
+    TcpPeer peer = new TcpPeer(peerKey, settings.connectionsPerPeer(), bulkLanes, listener);
     List<SocketChannel> opened = new ArrayList<>();
     try {
       for (int i = 0; i < peer.lanes.length; i++) {
         SocketChannel ch = SocketChannel.open();
         opened.add(ch);
-        TlsChannel tls = openAndHello(ch, address, token);
+        boolean bulk = i >= peer.regular;
+        TlsChannel tls = DataSockets.openAndHello(ch, address, token, bulk, engineKey, settings);
         configure(ch);
-        TcpIoLoop loop = pickLoop();
-        peer.lanes[i] = new InitiatorConnection(loop, ch, peer, settings.maxBatchEntries(), latency);
+        TcpIoLoop loop = bulk ? bulkLoop : pickLoop();
+        // stripes never take the caller-driven path, so a bulk lane needs none of its state
+        peer.lanes[i] = new InitiatorConnection(loop, ch, peer, settings.maxBatchEntries(), bulk ? TcpLatency.OFF : latency);
         peer.lanes[i].tls = tls;
       }
       for (InitiatorConnection c : peer.lanes) attachOnLoop(c);
@@ -242,64 +255,6 @@ public final class TcpBackend implements TransferBackend {
       done.get(settings.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
     } catch (Exception e) {
       throw new IOException("I/O loop did not take the connection: " + e, e);
-    }
-  }
-
-  /**
-   * Connects {@code ch} and presents the hello; with TLS the handshake comes first and the hello travels inside
-   * it, and the returned channel (null without TLS) goes on with the connection, bytes it already read included.
-   */
-  private TlsChannel openAndHello(SocketChannel ch, InetSocketAddress address, long token) throws IOException {
-    int timeoutMs = (int) Math.min(Integer.MAX_VALUE, settings.connectTimeout().toMillis());
-    ch.socket().connect(address, timeoutMs);
-    byte[] key = engineKey.getBytes(StandardCharsets.UTF_8);
-    ByteBuffer hello = ByteBuffer.allocate(REQ_HEADER + ENTRY + key.length);
-    WireFormat.putRequest(hello, T_HELLO, 0, 1, 1, 0, token, 0, 0, 0, key.length);
-    hello.putLong(0).putLong(key.length).put(key).flip();
-    if (settings.tls() != null) {
-      long deadline = System.nanoTime() + settings.connectTimeout().toNanos();
-      configure(ch);
-      TlsChannel tls = new TlsChannel(settings.tls().clientEngine(address.getHostString(), address.getPort()), ch);
-      try {
-        tls.handshakeBlocking(deadline);
-      } catch (IOException e) {
-        tls.sendAlert(); // the target's log then says why (certificate_unknown, ...) instead of "closed"
-        throw e;
-      }
-      tls.writeFully(hello, deadline);
-      ByteBuffer r = ByteBuffer.allocate(RESP_HEADER);
-      tls.readFully(r, deadline);
-      checkHelloResponse(r, len -> {
-        ByteBuffer m = ByteBuffer.allocate(len);
-        tls.readFully(m, deadline);
-        return m.array();
-      });
-      return tls;
-    }
-    ch.socket().setSoTimeout(timeoutMs);
-    while (hello.hasRemaining()) ch.write(hello);
-    byte[] resp = ch.socket().getInputStream().readNBytes(RESP_HEADER);
-    if (resp.length < RESP_HEADER)
-      throw new IOException(resp.length >= 2 && resp[0] == 0x15 && resp[1] == 0x03
-          ? "the peer answered with a TLS alert and closed (is mori4j.tcp.tls on there and off here?)" : "peer closed during hello");
-    InputStream in = ch.socket().getInputStream();
-    checkHelloResponse(ByteBuffer.wrap(resp), in::readNBytes);
-    ch.socket().setSoTimeout(0);
-    return null;
-  }
-
-  private interface MessageReader {
-    byte[] read(int bytes) throws IOException;
-  }
-
-  private static void checkHelloResponse(ByteBuffer r, MessageReader message) throws IOException {
-    // a TLS record (an alert: 0x15) where a plain response belongs: the target runs TLS and this end does not
-    if (r.get(0) == 0x15 && r.get(1) == 0x03) throw new IOException("the peer answered with TLS (is mori4j.tcp.tls on there and off here?)");
-    if (r.getInt(0) != RESP_MAGIC || r.get(5) != T_HELLO_OK) throw new IOException("bad hello response");
-    int status = r.get(6) & 0xff;
-    if (status != 0) {
-      int len = (int) Math.min(MAX_SMALL_PAYLOAD, r.getLong(16));
-      throw new IOException("peer refused hello: " + new String(message.read(len), StandardCharsets.UTF_8));
     }
   }
 
@@ -358,7 +313,8 @@ public final class TcpBackend implements TransferBackend {
       }
       break;
     }
-    return "TCP, " + p.lanes.length + " connection(s) to " + to + (p.alive() ? "" : " (lost: " + p.lostReason() + ")");
+    return "TCP, " + p.regular + " connection(s)" + (p.lanes.length > p.regular ? " + " + (p.lanes.length - p.regular) + " bulk" : "")
+        + " to " + to + (p.alive() ? "" : " (lost: " + p.lostReason() + ")");
   }
 
   /** GPU memory on either side passes through pinned host buffers (the target stages its own). */
@@ -392,8 +348,7 @@ public final class TcpBackend implements TransferBackend {
       op.transferFailed(TransportError.BAD_STATE, "local memory id " + op.local().id() + " was freed while registered");
       return;
     }
-    int lanes = peer.lanes.length;
-    if (lanes > 1 && op.blockCount() == 1 && op.totalBytes() >= settings.stripeThreshold()) {
+    if (peer.stripes() > 1 && op.blockCount() == 1 && op.totalBytes() >= settings.stripeThreshold()) {
       stripe(op, peer);
       return;
     }
@@ -407,7 +362,7 @@ public final class TcpBackend implements TransferBackend {
   }
 
   private void stripe(TransferOp op, TcpPeer peer) {
-    int parts = peer.lanes.length;
+    int parts = peer.stripes();
     long total = op.totalBytes();
     long chunk = (total + parts - 1) / parts;
     AtomicInteger left = new AtomicInteger(parts);
@@ -418,15 +373,40 @@ public final class TcpBackend implements TransferBackend {
       p.initSingle(op.kind(), op.local(), op.localOffset(0) + start, peer, op.remoteId(), op.remoteAccessKey(),
           op.remoteAddress(), op.remoteOffset(0) + start, len, op.uid());
       p.notifyTarget(op.notifyTarget());
-      p.lane = peer.lanes[i];
-      peer.lanes[i].queued.incrementAndGet();
-      peer.lanes[i].loop.submit(p);
+      InitiatorConnection lane = peer.stripeLane(i);
+      p.lane = lane;
+      lane.queued.incrementAndGet();
+      lane.loop.submit(p);
     }
   }
 
   @Override
   public List<CompletionSource> completionSources() {
-    return List.copyOf(loops);
+    List<CompletionSource> all = new ArrayList<>(loops);
+    if (bulkLoop != null) all.add(bulkLoop);
+    return List.copyOf(all);
+  }
+
+  /** The bulk lanes' I/O loop, or null without bulk lanes (tests look at it). */
+  TcpIoLoop bulkLoop() {
+    return bulkLoop;
+  }
+
+  /**
+   * Loop thread of {@code c}, a target connection whose hello said it is a bulk lane: hands it to the bulk loop, which
+   * reads it from then on (false: it stays where it is, this backend having no bulk loop or closing).
+   */
+  boolean toBulkLoop(TargetConnection c) {
+    TcpIoLoop bulk = bulkLoop;
+    if (bulk == null || c.loop == bulk) return false;
+    c.detach();
+    try {
+      bulk.execute(() -> c.arriveOn(bulk));
+      return true;
+    } catch (IllegalStateException loopClosed) {
+      c.fail(TransportError.BAD_STATE, "TCP backend closed");
+      return true;
+    }
   }
 
   /** Whether this target keeps inbound writes for the application (MORI's {@code enable_notification}). */
@@ -447,6 +427,7 @@ public final class TcpBackend implements TransferBackend {
     peers.clear();
     if (server != null) closeQuietly(server);
     for (TcpIoLoop l : loops) l.close(2000);
+    if (bulkLoop != null) bulkLoop.close(2000);
   }
 
   private static void closeQuietly(java.nio.channels.Channel c) {

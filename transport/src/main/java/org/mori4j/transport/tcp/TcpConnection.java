@@ -20,7 +20,12 @@ import org.slf4j.LoggerFactory;
 abstract class TcpConnection {
   static final Logger log = LoggerFactory.getLogger(TcpConnection.class);
 
-  final TcpIoLoop loop;
+  /**
+   * The loop that owns this connection. Fixed for an initiator's; a target's bulk lane moves once, from the loop that
+   * accepted it to the backend's bulk loop, right after its hello ({@link TcpBackend#toBulkLoop}); the new loop's task
+   * queue orders that write before the new loop's use of it.
+   */
+  TcpIoLoop loop;
   final SocketChannel channel;
   SelectionKey key;
   long lastProgressNanos = System.nanoTime();
@@ -369,6 +374,13 @@ abstract class TcpConnection {
     }
   }
 
+
+  /** Loop thread: takes the connection off its loop (selector key and timer list) so that another loop can attach it. */
+  final void detach() {
+    loop.remove(this);
+    if (key != null) key.cancel();
+    key = null;
+  }
 
   final void closeChannel() {
     dead = true;

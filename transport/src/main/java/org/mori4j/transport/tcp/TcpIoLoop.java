@@ -157,6 +157,13 @@ final class TcpIoLoop implements CompletionSource {
     connections.remove(c);
   }
 
+  /** Loop thread: how many of this loop's connections are target ends (tests ask it through {@link #execute}). */
+  int targetConnections() {
+    int n = 0;
+    for (TcpConnection c : connections) if (c instanceof TargetConnection) n++;
+    return n;
+  }
+
   @Override
   public int doWork() {
     if (closed) return 0;

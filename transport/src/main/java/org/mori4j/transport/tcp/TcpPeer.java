@@ -11,14 +11,22 @@ import org.mori4j.transport.TransportError;
  */
 final class TcpPeer {
   final String key;
+  /** Every lane: first the regular ones (small ops round-robin), then the bulk lanes (stripes only, on the bulk loop). */
   final InitiatorConnection[] lanes;
+  /** How many of {@link #lanes} are regular. */
+  final int regular;
   private final AtomicInteger next = new AtomicInteger();
   private final BackendListener listener;
   private volatile String lostReason;
 
   TcpPeer(String key, int lanes, BackendListener listener) {
+    this(key, lanes, 0, listener);
+  }
+
+  TcpPeer(String key, int lanes, int bulkLanes, BackendListener listener) {
     this.key = key;
-    this.lanes = new InitiatorConnection[lanes];
+    this.lanes = new InitiatorConnection[lanes + bulkLanes];
+    this.regular = lanes;
     this.listener = listener;
   }
 
@@ -30,10 +38,23 @@ final class TcpPeer {
     return lostReason;
   }
 
-  /** Round-robin choice of lane. */
+  /** Round-robin choice of a regular lane. */
   InitiatorConnection lane() {
-    int n = lanes.length;
+    int n = regular;
     return n == 1 ? lanes[0] : lanes[Math.floorMod(next.getAndIncrement(), n)];
+  }
+
+  /**
+   * How many stripes a large transfer is cut into: one per lane without bulk lanes; with them, one for the first
+   * regular lane and one per bulk lane, so that the stripes are written and read by two threads on each side.
+   */
+  int stripes() {
+    return lanes.length == regular ? regular : 1 + lanes.length - regular;
+  }
+
+  /** The lane of stripe {@code i} (see {@link #stripes()}). */
+  InitiatorConnection stripeLane(int i) {
+    return lanes.length == regular || i == 0 ? lanes[i] : lanes[regular + i - 1];
   }
 
   /** Any thread: the peer is gone; closes every lane on its own loop and tells the listener once. */

@@ -35,6 +35,8 @@ final class WireFormat {
 
   static final int F_NOTIFY = 1;
   static final int F_PART = 2;
+  /** On a HELLO: this connection is a bulk lane (it carries only stripes); the target serves it on its bulk loop. */
+  static final int F_BULK = 4;
 
   /**
    * WRITE payloads up to this size are copied into the request frame by the initiator: a 16 KiB copy costs
