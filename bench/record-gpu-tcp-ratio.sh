@@ -3,6 +3,8 @@
 # (bench --compare-cpu --compare-cpu-rounds), for GPU<->GPU writes and reads and the two mixed-end writes (which end's
 # staging costs what). With MORI4J_TCP_GPU_STAGE_TRACE set, both JVMs also write their staging timelines.
 # Usage: OUT=dir [MORI4J_CMD=...] [ROUNDS=5] [ITERS=200] [ONLY=regex of run names] [TRACE=1] bench/record-gpu-tcp-ratio.sh
+# Staging settings reach both JVMs through the environment (the child target inherits it), so an A/B sets them per
+# invocation, e.g. MORI_IO_TCP_GPU_STAGING_PIECES=2 MORI_IO_TCP_GPU_COPY_SPIN=30us (bench/results/*-gpu-over-tcp-3).
 set -uo pipefail
 out=${OUT:?set OUT to the output folder}
 cmd=${MORI4J_CMD:-bash .device/run.sh org.mori4j.bench.Mori4jCommand}

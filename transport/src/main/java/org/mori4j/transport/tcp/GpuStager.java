@@ -22,8 +22,9 @@ import org.mori4j.transport.StagingTuning;
  * arrived. With quarters, a quarter of that copying was exposed on each side; with the small end pieces, one
  * small copy is.
  *
- * <p>Nothing here blocks: {@link #next()} answers null while the GPU has not caught up, and the connection
- * then waits on its loop's GPU poll instead of the selector. Loop thread only. The buffers are opened on
+ * <p>Nothing here blocks: {@link #next()} answers null while the GPU has not caught up (after asking again for
+ * at most {@link StagingTuning#copySpinNanos()}, 0 by default), and the connection then waits on its loop's GPU poll
+ * instead of the selector. Loop thread only. The buffers are opened on
  * the first GPU transfer of the connection and closed by {@link #close()} when the connection closes; the
  * engine's {@code DeviceStaging} hands out and takes back slots of a pool prepared when GPU memory was
  * registered (engine-actors {@code GpuStaging}), so that no pinned allocation happens on the data path while a
