@@ -37,7 +37,10 @@ public final class TargetProcessMain {
     System.out.println("READY " + me.host() + " " + me.port());
     System.out.flush();
     // wait until the parent closes our stdin (or dies); a SIGKILL ends us before that in the kill test. A line
-    // "POP <initiator key> <uid>" answers "POPPED <status code>" or "POPPED NONE" (the target's notifications).
+    // "POP <initiator key> <uid>" answers "POPPED <status code>" or "POPPED NONE" (the target's notifications). A line
+    // "WRITE <host> <port> <name>" makes this engine an initiator too: it registers the engine at host:port and writes
+    // 4 KiB of its buffer into that engine's memory published as name (over RDMA this confirms the region with its
+    // owner, which remembers this engine as an importer), answering "WROTE <status code>".
     java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8));
     String line;
     while ((line = in.readLine()) != null) {
@@ -45,6 +48,14 @@ public final class TargetProcessMain {
       if (w.length == 3 && w[0].equals("POP")) {
         var n = engine.popInboundTransferStatus(w[1], Long.parseLong(w[2]));
         System.out.println("POPPED " + n.map(t -> t.code().name()).orElse("NONE"));
+        System.out.flush();
+      } else if (w.length == 4 && w[0].equals("WRITE")) {
+        EngineDesc other = engine.discover(w[1], Integer.parseInt(w[2]));
+        MemoryDesc to = engine.lookupMemory(other, w[3]).orElseThrow(() -> new IllegalStateException("no memory published as '" + w[3] + "'"));
+        engine.registerRemoteEngine(other);
+        TransferStatus s = engine.write(desc, 0, to, 0, 4096, engine.allocateTransferUid());
+        s.await(java.time.Duration.ofSeconds(30));
+        System.out.println("WROTE " + s.code().name());
         System.out.flush();
       }
     }

@@ -19,19 +19,20 @@ import org.apache.pekko.actor.typed.ActorSystem;
 /**
  * Tells an engine whose process is gone from one that is only slow, for a question to it that would otherwise wait
  * out its whole timeout: the region confirmation that RDMA and XGMI ask of a region's owner before their first
- * transfer to it. A SIGKILLed owner leaves nothing behind that says so to a peer that only asked it something: no
+ * transfer to it, and the revocation an owner asks of each engine that confirmed a region it deregisters. A SIGKILLed
+ * peer leaves nothing behind that says so to an engine that only asked it something: no
  * closing notice, no posted work whose queue pair could fail, no data connection to break, and remote death watch
  * outside Pekko Cluster would wait out its own heartbeat pause and then quarantine the address. So while such a
  * question is unanswered, every {@code mori4j.engine.peer-liveness-probe} this opens (and at once closes) a TCP
- * connection to the owner's control address, the port its Pekko remoting listens on. A refused connection means
- * no process listens there any more (the owner's host answered for it): the owner is gone. A connection that is
- * accepted means the owner's process is there, however busy or paused (its kernel accepts for it), and the
+ * connection to the peer's control address, the port its Pekko remoting listens on. A refused connection means
+ * no process listens there any more (the peer's host answered for it): the peer is gone. A connection that is
+ * accepted means the peer's process is there, however busy or paused (its kernel accepts for it), and the
  * question is waited for as before; no answer at all (a host that is down, a partition) proves nothing either way,
  * and the question ends at its own timeout. Off where remoting does not listen on TCP (Artery over Aeron UDP) and for
- * owners in this JVM (no address to connect to).
+ * peers in this ActorSystem (no address to connect to).
  */
 final class PeerLiveness {
-  /** What one probe found out about an owner. */
+  /** What one probe found out about a peer. */
   enum Verdict {
     /** Its control port accepted a connection: the process is there. */
     ALIVE,
@@ -44,7 +45,7 @@ final class PeerLiveness {
   /** {@code mori4j.engine.peer-liveness-probe}; null: off. */
   private final Duration every;
   private final ActorSystem<?> system;
-  /** One probe per control address at a time; questions asked of the same owner at once share it. */
+  /** One probe per control address at a time; questions asked of the same peer at once share it. */
   private final ConcurrentHashMap<InetSocketAddress, CompletableFuture<Verdict>> running = new ConcurrentHashMap<>();
 
   PeerLiveness(ActorSystem<?> system, Duration every) {
@@ -58,7 +59,7 @@ final class PeerLiveness {
     Duration every = probeInterval(c);
     if (every != null && !remotingOverTcp(c)) {
       org.slf4j.LoggerFactory.getLogger(PeerLiveness.class).info(
-          "mori4j.engine.peer-liveness-probe is off: this ActorSystem's remoting does not listen on TCP ({}); a dead region owner is noticed at the confirmation's timeout",
+          "mori4j.engine.peer-liveness-probe is off: this ActorSystem's remoting does not listen on TCP ({}); a dead peer is noticed at the question's timeout",
           c.hasPath("pekko.remote.artery.transport") ? c.getString("pekko.remote.artery.transport") : "no transport");
       every = null;
     }
@@ -80,7 +81,7 @@ final class PeerLiveness {
     return d;
   }
 
-  /** Artery over TCP or TLS (the default), or classic remoting (TCP): an owner's control address is a TCP listener. */
+  /** Artery over TCP or TLS (the default), or classic remoting (TCP): a peer's control address is a TCP listener. */
   private static boolean remotingOverTcp(Config c) {
     if (!c.hasPath("pekko.remote.artery.enabled") || !c.getBoolean("pekko.remote.artery.enabled")) return true;
     String t = c.hasPath("pekko.remote.artery.transport") ? c.getString("pekko.remote.artery.transport").toLowerCase(Locale.ROOT) : "";
@@ -93,15 +94,15 @@ final class PeerLiveness {
   }
 
   /**
-   * Probes the owner at {@code owner} (its engine actor's address) every probe interval until {@code question}
+   * Probes the peer at {@code peer} (its engine actor's address) every probe interval until {@code question}
    * completes; the first probe that finds it gone calls {@code gone} (once) with what was seen, and probing stops.
-   * Nothing happens when probing is off or the owner lives in this JVM. Bounded by the question: its ask timeout
-   * completes it.
+   * Nothing happens when probing is off or the peer lives in this ActorSystem. Bounded by the question: its ask
+   * timeout completes it.
    */
-  void watch(Address owner, CompletableFuture<?> question, Consumer<String> gone) {
-    if (every == null || owner.getHost().isEmpty() || owner.getPort().isEmpty()) return;
-    String host = owner.getHost().get();
-    int port = owner.getPort().get();
+  void watch(Address peer, CompletableFuture<?> question, Consumer<String> gone) {
+    if (every == null || peer.getHost().isEmpty() || peer.getPort().isEmpty()) return;
+    String host = peer.getHost().get();
+    int port = peer.getPort().get();
     AtomicBoolean told = new AtomicBoolean();
     schedule(host, port, question, why -> {
       if (told.compareAndSet(false, true)) gone.accept(why);

@@ -184,13 +184,19 @@ final class XgmiControl {
         ref.tell(new XgmiMessages.Revoke(engineKey, regionId, system.ignoreRef()));
         return;
       }
-      answers.add(AskPattern.<IoEngineProtocol.Command, XgmiMessages.Revoked>ask(ref,
+      CompletableFuture<Void> ended = new CompletableFuture<>();
+      AskPattern.<IoEngineProtocol.Command, XgmiMessages.Revoked>ask(ref,
               r -> new XgmiMessages.Revoke(engineKey, regionId, r), timeout, system.scheduler())
-          .toCompletableFuture().exceptionally(err -> {
-            log.warn("engine '{}': engine '{}' did not confirm it dropped memory id {} (its mappings, its confirmed keys) within {} ms ({})",
-                engineKey, key, regionId, timeout.toMillis(), err.getMessage());
-            return null;
-          }));
+          .whenComplete((ok, err) -> {
+            if (ended.complete(null) && err != null)
+              log.warn("engine '{}': engine '{}' did not confirm it dropped memory id {} (its mappings, its confirmed keys) within {} ms ({})",
+                  engineKey, key, regionId, timeout.toMillis(), err.getMessage());
+          });
+      // an importer whose process is gone holds no mapping any more: do not hold the deregistration for its timeout
+      liveness.watch(ref.path().address(), ended, why -> {
+        if (ended.complete(null)) log.warn("engine '{}': not waiting for engine '{}' to drop memory id {}: {}", engineKey, key, regionId, why);
+      });
+      answers.add(ended);
     });
     return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new));
   }
