@@ -8,7 +8,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -42,11 +41,13 @@ final class PeerLiveness {
     UNKNOWN
   }
 
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(PeerLiveness.class);
+
   /** {@code mori4j.engine.peer-liveness-probe}; null: off. */
   private final Duration every;
   private final ActorSystem<?> system;
   /** One probe per control address at a time; questions asked of the same peer at once share it. */
-  private final ConcurrentHashMap<InetSocketAddress, CompletableFuture<Verdict>> running = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, CompletableFuture<Verdict>> running = new ConcurrentHashMap<>();
 
   PeerLiveness(ActorSystem<?> system, Duration every) {
     this.system = system;
@@ -58,7 +59,7 @@ final class PeerLiveness {
     Config c = system.settings().config();
     Duration every = probeInterval(c);
     if (every != null && !remotingOverTcp(c)) {
-      org.slf4j.LoggerFactory.getLogger(PeerLiveness.class).info(
+      log.info(
           "mori4j.engine.peer-liveness-probe is off: this ActorSystem's remoting does not listen on TCP ({}); a dead peer is noticed at the question's timeout",
           c.hasPath("pekko.remote.artery.transport") ? c.getString("pekko.remote.artery.transport") : "no transport");
       every = null;
@@ -88,11 +89,6 @@ final class PeerLiveness {
     return t.equals("tcp") || t.equals("tls-tcp");
   }
 
-  /** The probe interval, or empty when probing is off. */
-  Optional<Duration> interval() {
-    return Optional.ofNullable(every);
-  }
-
   /**
    * Probes the peer at {@code peer} (its engine actor's address) every probe interval until {@code question}
    * completes; the first probe that finds it gone calls {@code gone} (once) with what was seen, and probing stops.
@@ -110,7 +106,7 @@ final class PeerLiveness {
   }
 
   private void schedule(String host, int port, CompletableFuture<?> question, Consumer<String> gone) {
-    system.scheduler().scheduleOnce(every, () -> {
+    org.apache.pekko.actor.Cancellable timer = system.scheduler().scheduleOnce(every, () -> {
       if (question.isDone()) return;
       probe(host, port).thenAccept(v -> {
         if (question.isDone()) return;
@@ -118,22 +114,29 @@ final class PeerLiveness {
         else schedule(host, port, question, gone);
       });
     }, system.executionContext());
+    // most questions are answered in milliseconds: their timer goes at once rather than lingering for the interval
+    question.whenComplete((r, e) -> timer.cancel());
   }
 
   /**
    * One probe of the control address {@code host}:{@code port}, connecting on a virtual thread for at most the
    * probe interval (the next probe asks again); a probe already running for the address is shared.
    */
-  CompletableFuture<Verdict> probe(String host, int port) {
-    InetSocketAddress to = new InetSocketAddress(host, port);
-    int limitMs = (int) Math.max(1, Math.min(Integer.MAX_VALUE, every == null ? 1000 : every.toMillis()));
+  private CompletableFuture<Verdict> probe(String host, int port) {
+    String at = host + ":" + port;
+    int limitMs = (int) Math.max(1, Math.min(Integer.MAX_VALUE, every.toMillis()));
     CompletableFuture<Verdict> mine = new CompletableFuture<>();
-    CompletableFuture<Verdict> other = running.putIfAbsent(to, mine);
+    CompletableFuture<Verdict> other = running.putIfAbsent(at, mine);
     if (other != null) return other;
+    // the name is resolved here too, on the probe's own thread: a slow DNS answer must not hold a dispatcher thread
     Thread.ofVirtual().name("mori4j-peer-probe").start(() -> {
-      Verdict v = connect(to, limitMs);
-      running.remove(to, mine);
-      mine.complete(v);
+      Verdict v = Verdict.UNKNOWN;
+      try {
+        v = connect(new InetSocketAddress(host, port), limitMs);
+      } finally {
+        running.remove(at, mine);
+        mine.complete(v);
+      }
     });
     return mine;
   }
