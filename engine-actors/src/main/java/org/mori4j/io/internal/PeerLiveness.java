@@ -19,9 +19,9 @@ import org.apache.pekko.actor.typed.ActorSystem;
  * Tells an engine whose process is gone from one that is only slow, for a question to it that would otherwise wait
  * out its whole timeout: the region confirmation that RDMA and XGMI ask of a region's owner before their first
  * transfer to it, and the revocation an owner asks of each engine that confirmed a region it deregisters. A SIGKILLed
- * peer leaves nothing behind that says so to an engine that only asked it something: no
- * closing notice, no posted work whose queue pair could fail, no data connection to break, and remote death watch
- * outside Pekko Cluster would wait out its own heartbeat pause and then quarantine the address. So while such a
+ * peer leaves nothing behind that says so to an engine that only asked it something: no closing notice, no posted
+ * work whose queue pair could fail, no data connection to break, and remote death watch outside Pekko Cluster would
+ * wait out its own heartbeat pause and then quarantine the address. So while such a
  * question is unanswered, every {@code mori4j.engine.peer-liveness-probe} this opens (and at once closes) a TCP
  * connection to the peer's control address, the port its Pekko remoting listens on. A refused connection means
  * no process listens there any more (the peer's host answered for it): the peer is gone. A connection that is
@@ -106,14 +106,19 @@ final class PeerLiveness {
   }
 
   private void schedule(String host, int port, CompletableFuture<?> question, Consumer<String> gone) {
-    org.apache.pekko.actor.Cancellable timer = system.scheduler().scheduleOnce(every, () -> {
-      if (question.isDone()) return;
-      probe(host, port).thenAccept(v -> {
+    org.apache.pekko.actor.Cancellable timer;
+    try {
+      timer = system.scheduler().scheduleOnce(every, () -> {
         if (question.isDone()) return;
-        if (v == Verdict.GONE) gone.accept("its control address " + host + ":" + port + " refused a connection (no process listens there)");
-        else schedule(host, port, question, gone);
-      });
-    }, system.executionContext());
+        probe(host, port).thenAccept(v -> {
+          if (question.isDone()) return;
+          if (v == Verdict.GONE) gone.accept("its control address " + host + ":" + port + " refused a connection (no process listens there)");
+          else schedule(host, port, question, gone);
+        });
+      }, system.executionContext());
+    } catch (IllegalStateException shuttingDown) {
+      return; // this ActorSystem is terminating: the question ends with it
+    }
     // most questions are answered in milliseconds: their timer goes at once rather than lingering for the interval
     question.whenComplete((r, e) -> timer.cancel());
   }
