@@ -79,6 +79,18 @@ public final class JsonRows {
     return toJson(array);
   }
 
+  /** An empty object for a command whose rows have keys of their own (kv-bench), written by {@link #objectsToJson}. */
+  public static ObjectNode object() {
+    return MAPPER.createObjectNode();
+  }
+
+  /** {@code objects} as an array in this class's layout (one object per line). */
+  public static String objectsToJson(List<? extends JsonNode> objects) {
+    ArrayNode array = MAPPER.createArrayNode();
+    array.addAll(objects);
+    return toJson(array);
+  }
+
   /** Where the TCP rows of {@code bench --backend rdma --compare-tcp} go ({@code run.json} -> {@code run.tcp.json}). */
   public static Path tcpRowsPath(Path main) {
     return sibling(main, "tcp");

@@ -1,7 +1,11 @@
 package org.mori4j.bench.kv;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.util.List;
 import java.util.Locale;
+import org.mori4j.bench.JsonRows;
 
 /**
  * One kv-bench row: the migration beside, from the same iterations, the same bytes as one contiguous transfer and
@@ -106,38 +110,54 @@ record KvBenchRow(String model, int tokens, long bytes, int blocks, int transfer
     return b.toString();
   }
 
+  /** The rows as JSON through {@link JsonRows}: figures with 3 decimals, null where there is none (NaN, infinite). */
   static String json(List<KvBenchRow> rows) {
-    StringBuilder b = new StringBuilder("[\n");
-    for (int i = 0; i < rows.size(); i++) {
-      KvBenchRow r = rows.get(i);
-      b.append(String.format(Locale.ROOT, "  {\"model\": \"%s\", \"tokens\": %d, \"bytes\": %d, \"blocks\": %d, \"transfers\": %d, \"blockSlots\": %d, "
-              + "\"mode\": \"%s\", \"backend\": \"%s\", \"avgBwGBps\": %s, \"p50LatUs\": %s, \"p99LatUs\": %s, \"contiguousAvgBwGBps\": %s, "
-              + "\"naiveAvgBwGBps\": %s, \"single64MiBAvgBwGBps\": %s, \"exposedP50Us\": %s, \"exposedP99Us\": %s, \"layerP50Us\": %s, \"layerComputeUs\": %s, "
-              + "\"verifiedSlots\": %d, \"registrationUs\": %s, \"rawCopyAvgBwGBps\": %s%s}%s%n",
-          r.model, r.tokens, r.bytes, r.blocks, r.transfers, r.blockSlots, r.mode, r.backend, num(r.avgBwGBps), num(r.p50LatUs), num(r.p99LatUs),
-          num(r.contiguousAvgBwGBps), num(r.naiveAvgBwGBps), num(r.single64MiBAvgBwGBps), num(r.exposedP50Us), num(r.exposedP99Us),
-          num(r.layerP50Us), num(r.layerComputeUs), r.verifiedSlots, num(r.registrationUs), num(r.rawCopyAvgBwGBps), detailJson(r.detail),
-          i + 1 < rows.size() ? "," : ""));
+    List<ObjectNode> out = new java.util.ArrayList<>(rows.size());
+    for (KvBenchRow r : rows) {
+      ObjectNode o = JsonRows.object();
+      o.put("model", r.model);
+      o.put("tokens", r.tokens);
+      o.put("bytes", r.bytes);
+      o.put("blocks", r.blocks);
+      o.put("transfers", r.transfers);
+      o.put("blockSlots", r.blockSlots);
+      o.put("mode", r.mode);
+      o.put("backend", r.backend);
+      o.put("avgBwGBps", num(r.avgBwGBps));
+      o.put("p50LatUs", num(r.p50LatUs));
+      o.put("p99LatUs", num(r.p99LatUs));
+      o.put("contiguousAvgBwGBps", num(r.contiguousAvgBwGBps));
+      o.put("naiveAvgBwGBps", num(r.naiveAvgBwGBps));
+      o.put("single64MiBAvgBwGBps", num(r.single64MiBAvgBwGBps));
+      o.put("exposedP50Us", num(r.exposedP50Us));
+      o.put("exposedP99Us", num(r.exposedP99Us));
+      o.put("layerP50Us", num(r.layerP50Us));
+      o.put("layerComputeUs", num(r.layerComputeUs));
+      o.put("verifiedSlots", r.verifiedSlots);
+      o.put("registrationUs", num(r.registrationUs));
+      o.put("rawCopyAvgBwGBps", num(r.rawCopyAvgBwGBps));
+      StreamDetail d = r.detail;
+      if (d != null) {
+        o.put("rawLayerP50Us", num(d.rawLayerP50Us));
+        o.put("rawLayerP99Us", num(d.rawLayerP99Us));
+        o.put("pacing", d.pacing);
+        ObjectNode last = o.putObject("lastLayer");
+        last.put("backlogLayers", num(d.backlogLayers));
+        last.put("drainUs", num(d.drainUs));
+        last.put("submitUs", num(d.submitUs));
+        last.put("doneUs", num(d.lastDoneUs));
+        last.put("notifyHopUs", num(d.notifyHopUs));
+        o.put("notifyHopAllLayersUs", num(d.notifyHopAllLayersUs));
+        ObjectNode stages = o.putObject("stagesP50Us");
+        for (var e : d.stagesP50Us.entrySet()) stages.put(e.getKey(), num(e.getValue()));
+      }
+      out.add(o);
     }
-    return b.append("]\n").toString();
+    return JsonRows.objectsToJson(out);
   }
 
-  private static String detailJson(StreamDetail d) {
-    if (d == null) return "";
-    return String.format(Locale.ROOT, ", \"rawLayerP50Us\": %s, \"rawLayerP99Us\": %s, \"pacing\": \"%s\", \"lastLayer\": {\"backlogLayers\": %s, "
-            + "\"drainUs\": %s, \"submitUs\": %s, \"doneUs\": %s, \"notifyHopUs\": %s}, \"notifyHopAllLayersUs\": %s",
-        num(d.rawLayerP50Us), num(d.rawLayerP99Us), d.pacing, num(d.backlogLayers), num(d.drainUs), num(d.submitUs), num(d.lastDoneUs),
-        num(d.notifyHopUs), num(d.notifyHopAllLayersUs)) + stagesJson(d.stagesP50Us);
-  }
-
-  private static String stagesJson(java.util.Map<String, Double> stages) {
-    StringBuilder b = new StringBuilder(", \"stagesP50Us\": {");
-    int k = 0;
-    for (var e : stages.entrySet()) b.append(k++ == 0 ? "" : ", ").append('"').append(e.getKey()).append("\": ").append(num(e.getValue()));
-    return b.append('}').toString();
-  }
-
-  private static String num(double v) {
-    return Double.isNaN(v) ? "null" : String.format(Locale.ROOT, "%.3f", v);
+  /** A figure as kv-bench's JSON has always had it, 3 decimals; null when it is not finite (JSON has no NaN or Infinity). */
+  static BigDecimal num(double v) {
+    return Double.isFinite(v) ? BigDecimal.valueOf(v).setScale(3, RoundingMode.HALF_UP) : null;
   }
 }

@@ -1,7 +1,10 @@
 package org.mori4j.bench.kv;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.math.BigDecimal;
 import java.util.List;
 import java.util.Locale;
+import org.mori4j.bench.JsonRows;
 
 /**
  * One row of a multi-pair kv-bench run: one request length and mode migrated by every pair at once. An
@@ -89,44 +92,62 @@ record KvPairsRow(String model, int tokens, String mode, String backend, String 
     return b.toString();
   }
 
+  /** The rows as JSON through {@link JsonRows}, figures as {@link KvBenchRow#num} writes them. */
   static String json(List<KvPairsRow> rows) {
-    StringBuilder b = new StringBuilder("[\n");
-    for (int i = 0; i < rows.size(); i++) {
-      KvPairsRow r = rows.get(i);
-      b.append(String.format(Locale.ROOT, "  {\"model\": \"%s\", \"tokens\": %d, \"bytes\": %d, \"bytesPerPair\": %d, \"blocks\": %d, \"transfers\": %d, "
-              + "\"mode\": \"%s\", \"backend\": \"%s\", \"pairs\": %d, \"sharedDevice\": %b, \"note\": \"%s\", "
-              + "\"avgBwGBps\": %s, \"p50LatUs\": %s, \"p99LatUs\": %s, \"contiguousAvgBwGBps\": %s, \"engineContiguousAvgBwGBps\": %s, "
-              + "\"engineContiguousP50LatUs\": %s, \"rawCopyAvgBwGBps\": %s, \"rawCopyP50LatUs\": %s, \"rawCopySeries\": %s, "
-              + "\"exposedP50Us\": %s, \"exposedP99Us\": %s, \"layerP50Us\": %s, \"exposedOverLayerUs\": %s, \"layerComputeUs\": %s, "
-              + "\"verifiedSlots\": %d, \"perPair\": [",
-          r.model, r.tokens, r.bytes(), r.bytesPerPair, r.blocks, r.transfers(), r.mode, r.backend, r.pairs.size(), r.pairs.sharesDevice(),
-          esc(r.note()), num(r.slowest.avgBwGBps()), us(r.slowest.p50Nanos()), us(r.slowest.p99Nanos()), num(r.reference().avgBwGBps()),
-          num(r.engineContiguous.avgBwGBps()), us(r.engineContiguous.p50Nanos()), r.rawCopy == null ? "null" : num(r.rawCopy.avgBwGBps()),
-          r.rawCopy == null ? "null" : us(r.rawCopy.p50Nanos()), r.rawCopy == null ? "null" : "\"" + esc(r.rawSeries) + "\"",
-          r.exposedSlowest == null ? "null" : us(r.exposedSlowest.p50Nanos()), r.exposedSlowest == null ? "null" : us(r.exposedSlowest.p99Nanos()),
-          r.layerSlowest == null ? "null" : us(r.layerSlowest.p50Nanos()), num(r.overLayerUs()), num(r.layerComputeUs), r.verifiedSlots));
-      for (int k = 0; k < r.perPair.size(); k++) {
-        PerPair p = r.perPair.get(k);
-        b.append(String.format(Locale.ROOT, "%s{\"pair\": %d, \"prefillDevice\": %d, \"decodeDevice\": %d, \"route\": \"%s\", \"transfers\": %d, "
-                + "\"avgBwGBps\": %s, \"p50LatUs\": %s, \"p99LatUs\": %s, \"contiguousAvgBwGBps\": %s, \"exposedP50Us\": %s, \"layerP50Us\": %s}",
-            k == 0 ? "" : ", ", p.pair.index(), p.pair.prefill(), p.pair.decode(), p.pair.route(), p.transfers, num(p.run.avgBwGBps()),
-            us(p.run.p50Nanos()), us(p.run.p99Nanos()), num(p.contiguous.avgBwGBps()), p.exposed == null ? "null" : us(p.exposed.p50Nanos()),
-            p.layer == null ? "null" : us(p.layer.p50Nanos())));
+    List<ObjectNode> out = new java.util.ArrayList<>(rows.size());
+    for (KvPairsRow r : rows) {
+      ObjectNode o = JsonRows.object();
+      o.put("model", r.model);
+      o.put("tokens", r.tokens);
+      o.put("bytes", r.bytes());
+      o.put("bytesPerPair", r.bytesPerPair);
+      o.put("blocks", r.blocks);
+      o.put("transfers", r.transfers());
+      o.put("mode", r.mode);
+      o.put("backend", r.backend);
+      o.put("pairs", r.pairs.size());
+      o.put("sharedDevice", r.pairs.sharesDevice());
+      o.put("note", r.note());
+      o.put("avgBwGBps", num(r.slowest.avgBwGBps()));
+      o.put("p50LatUs", us(r.slowest.p50Nanos()));
+      o.put("p99LatUs", us(r.slowest.p99Nanos()));
+      o.put("contiguousAvgBwGBps", num(r.reference().avgBwGBps()));
+      o.put("engineContiguousAvgBwGBps", num(r.engineContiguous.avgBwGBps()));
+      o.put("engineContiguousP50LatUs", us(r.engineContiguous.p50Nanos()));
+      o.put("rawCopyAvgBwGBps", r.rawCopy == null ? null : num(r.rawCopy.avgBwGBps()));
+      o.put("rawCopyP50LatUs", r.rawCopy == null ? null : us(r.rawCopy.p50Nanos()));
+      o.put("rawCopySeries", r.rawCopy == null ? null : r.rawSeries);
+      o.put("exposedP50Us", r.exposedSlowest == null ? null : us(r.exposedSlowest.p50Nanos()));
+      o.put("exposedP99Us", r.exposedSlowest == null ? null : us(r.exposedSlowest.p99Nanos()));
+      o.put("layerP50Us", r.layerSlowest == null ? null : us(r.layerSlowest.p50Nanos()));
+      o.put("exposedOverLayerUs", num(r.overLayerUs()));
+      o.put("layerComputeUs", num(r.layerComputeUs));
+      o.put("verifiedSlots", r.verifiedSlots);
+      var perPair = o.putArray("perPair");
+      for (PerPair p : r.perPair) {
+        ObjectNode q = perPair.addObject();
+        q.put("pair", p.pair.index());
+        q.put("prefillDevice", p.pair.prefill());
+        q.put("decodeDevice", p.pair.decode());
+        q.put("route", p.pair.route());
+        q.put("transfers", p.transfers);
+        q.put("avgBwGBps", num(p.run.avgBwGBps()));
+        q.put("p50LatUs", us(p.run.p50Nanos()));
+        q.put("p99LatUs", us(p.run.p99Nanos()));
+        q.put("contiguousAvgBwGBps", num(p.contiguous.avgBwGBps()));
+        q.put("exposedP50Us", p.exposed == null ? null : us(p.exposed.p50Nanos()));
+        q.put("layerP50Us", p.layer == null ? null : us(p.layer.p50Nanos()));
       }
-      b.append("]}").append(i + 1 < rows.size() ? "," : "").append('\n');
+      out.add(o);
     }
-    return b.append("]\n").toString();
+    return JsonRows.objectsToJson(out);
   }
 
-  private static String us(long nanos) {
+  private static BigDecimal us(long nanos) {
     return num(nanos / 1e3);
   }
 
-  private static String num(double v) {
-    return Double.isNaN(v) || Double.isInfinite(v) ? "null" : String.format(Locale.ROOT, "%.3f", v);
-  }
-
-  private static String esc(String s) {
-    return s.replace("\\", "\\\\").replace("\"", "\\\"");
+  private static BigDecimal num(double v) {
+    return KvBenchRow.num(v);
   }
 }
