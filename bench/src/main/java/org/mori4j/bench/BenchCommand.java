@@ -376,6 +376,11 @@ public final class BenchCommand implements Callable<Integer> {
           rows = pass(plan, engine, buffers, localGpu ? gpu : null, remote, target, progress, "", paths);
           cpuRows = compareCpu ? pass(plan, engine, buffers, null, remoteCpu, target, progress, "cpu ", paths) : List.of();
         }
+        // which way the small requests went (a run's latency mode shows here: spins that expire park the caller)
+        paths.add(String.format("tcp caller-drive (this engine, all rows and warm-up): sent %d, read by the caller %d,"
+              + " spin expired %d, handed off %d, abandoned %d", org.mori4j.transport.tcp.CallerDriveStats.sent(),
+              org.mori4j.transport.tcp.CallerDriveStats.driven(), org.mori4j.transport.tcp.CallerDriveStats.spinExpired(),
+              org.mori4j.transport.tcp.CallerDriveStats.handedOff(), org.mori4j.transport.tcp.CallerDriveStats.abandoned()));
         boolean remoteOnGpu = remote.location() == MemoryLocationType.GPU;
         return new EngineRun(rows, cpuRows, localGpu ? "GPU" + gpuDevice : "cpu", remoteOnGpu ? "GPU" + remote.deviceId() : "cpu",
             remoteOnGpu ? remote.deviceId() : -1, paths, "registration (this engine): " + engine.registrationStats(), ratios);
