@@ -44,9 +44,9 @@ final class KvBenchTrace {
     col(b, " || GPU span", w -> w.gpuLastEnd() < 0 ? -1 : w.gpuLastEnd() - w.gpuFirstStart());
     col(b, ", longest op", XgmiTrace.Window::gpuLongestOp);
     col(b, ", sum of op times", XgmiTrace.Window::gpuOpSum);
-    b.append(String.format(Locale.ROOT, "; per migration (p50): %d launches, %d issued by the caller, %d handed to the worker, %d waited for a free event,"
-        + " %d GPU-timed", p50(XgmiTrace.Window::launches), p50(XgmiTrace.Window::callerIssues), p50(XgmiTrace.Window::submitted),
-        p50(XgmiTrace.Window::backlogged), p50(XgmiTrace.Window::gpuOps)));
+    b.append(String.format(Locale.ROOT, "; per migration (p50): %d launches, %d issued by the caller, %d by the worker, %d issues found no free event,"
+        + " %d GPU-timed", p50(XgmiTrace.Window::launches), p50(XgmiTrace.Window::callerIssues), p50(XgmiTrace.Window::workerIssues),
+        p50(XgmiTrace.Window::noFreeEvent), p50(XgmiTrace.Window::gpuOps)));
     return b.toString();
   }
 

@@ -27,7 +27,7 @@ class KvBenchTraceTest {
     assertTrue(s.contains(" plan built 2.0 |"), s); // median of 1, 3, 2 us
     assertTrue(s.contains("| GPU last end 4.0 |"), s); // the lower median of the two windows that had GPU timing
     assertTrue(s.contains("|| GPU span 2.5,"), s); // 4.0 - 1.5 us
-    assertTrue(s.contains("80 launches, 2 issued by the caller, 78 handed to the worker"), s);
+    assertTrue(s.contains("80 launches, 2 issued by the caller, 78 by the worker"), s);
     KvBenchTrace none = new KvBenchTrace();
     none.add(window(1_000, -1, 1));
     assertTrue(none.summary("pull-1").contains("| GPU first start - |"), none.summary("pull-1"));

@@ -72,8 +72,13 @@ final class DeviceTransfers implements AutoCloseable {
       op.transferFailed(TransportError.GPU_OP, "XGMI cannot create an event on device " + device + ": " + e.getMessage());
       return FAILED;
     }
-    if (slot < 0) return NO_SLOT;
-    return issue(op, r, device, remoteBase, minBlock, maxBlock, pool, slot, pool.stream());
+    if (slot < 0) {
+      if (XgmiTrace.ON) XgmiTrace.noFreeEvent();
+      return NO_SLOT;
+    }
+    int issued = issue(op, r, device, remoteBase, minBlock, maxBlock, pool, slot, pool.stream());
+    if (XgmiTrace.ON && issued == ISSUED) XgmiTrace.workerIssued();
+    return issued;
   }
 
   /**
@@ -86,7 +91,9 @@ final class DeviceTransfers implements AutoCloseable {
     DevicePool pool = readyPool(device, n > 1);
     int slot = pool == null ? -1 : pool.acquireReady(n == 1 ? 0 : GatherKernel.tableBytes(n, minBlock == maxBlock));
     if (slot < 0) return NO_SLOT;
-    return issue(op, r, device, remoteBase, minBlock, maxBlock, pool, slot, pool.readyStream());
+    int issued = issue(op, r, device, remoteBase, minBlock, maxBlock, pool, slot, pool.readyStream());
+    if (XgmiTrace.ON && issued == ISSUED) XgmiTrace.callerIssued();
+    return issued;
   }
 
   /**
@@ -174,7 +181,10 @@ final class DeviceTransfers implements AutoCloseable {
           ops[k].transferFailed(TransportError.GPU_OP, "XGMI cannot create an event on device " + device + ": " + e.getMessage());
         return FAILED;
       }
-      if (slot < 0) return NO_SLOT;
+      if (slot < 0) {
+        if (XgmiTrace.ON) XgmiTrace.noFreeEvent();
+        return NO_SLOT;
+      }
       stream = null;
     }
     boolean queued = false;
@@ -221,6 +231,10 @@ final class DeviceTransfers implements AutoCloseable {
     pool.groupOps[slot] = java.util.Arrays.copyOf(ops, count);
     pool.groupRegions[slot] = java.util.Arrays.copyOf(regions, count);
     onGpu++;
+    if (XgmiTrace.ON) {
+      if (ready) XgmiTrace.callerIssued();
+      else XgmiTrace.workerIssued();
+    }
     return ISSUED;
   }
 

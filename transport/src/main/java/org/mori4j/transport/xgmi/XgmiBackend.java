@@ -288,7 +288,6 @@ public final class XgmiBackend implements TransferBackend {
       op.transferFailed(TransportError.INVALID_ARGS, "XGMI moves GPU memory only; local memory id " + op.local().id() + " is host memory");
       return;
     }
-    if (XgmiTrace.ON) XgmiTrace.submitted();
     w.submit(op);
   }
 
@@ -330,13 +329,9 @@ public final class XgmiBackend implements TransferBackend {
     }
     if (good.isEmpty()) return;
     if (!settings.fuseBatches() || good.size() < 2) {
-      for (TransferOp op : good) {
-        if (XgmiTrace.ON) XgmiTrace.submitted();
-        w.submit(op);
-      }
+      for (TransferOp op : good) w.submit(op);
       return;
     }
-    if (XgmiTrace.ON) XgmiTrace.submitted();
     w.submit(new FusedBatch(good));
   }
 

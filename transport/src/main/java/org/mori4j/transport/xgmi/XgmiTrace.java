@@ -22,7 +22,7 @@ public final class XgmiTrace {
   public static final int ENTER = 0, PLANNED = 1, FIRST_LAUNCH = 2, LAST_LAUNCH = 3, RETURNED = 4, FIRST_DONE = 5, LAST_DONE = 6,
       STATUSES_DONE = 7, FINISHED = 8, OBSERVED = 9, ANCHOR = 10;
   /** Counters. */
-  private static final int LAUNCHES = 11, CALLER_ISSUES = 12, SUBMITTED = 13, BACKLOGGED = 14, GPU_OPS = 15;
+  private static final int LAUNCHES = 11, CALLER_ISSUES = 12, WORKER_ISSUES = 13, NO_FREE_EVENT = 14, GPU_OPS = 15;
   /** GPU figures in nanoseconds after the anchor: earliest start, latest end, longest single op, sum of op times. */
   private static final int GPU_FIRST_START = 16, GPU_LAST_END = 17, GPU_LONGEST = 18, GPU_SUM = 19, OPEN = 20;
   private static final int SLOTS = 21;
@@ -36,7 +36,7 @@ public final class XgmiTrace {
    */
   public record Window(long planned, long firstLaunch, long lastLaunch, long returned, long firstDone, long lastDone, long statusesDone,
                        long finished, long observed, long gpuFirstStart, long gpuLastEnd, long gpuLongestOp, long gpuOpSum, long launches,
-                       long callerIssues, long submitted, long backlogged, long gpuOps) {}
+                       long callerIssues, long workerIssues, long noFreeEvent, long gpuOps) {}
 
   /** Opens a window now (its {@link #ENTER} stamp); clears the last one. */
   public static void begin() {
@@ -65,12 +65,15 @@ public final class XgmiTrace {
     T.incrementAndGet(LAUNCHES);
   }
 
-  /** Counts an op that the submitting thread put on the GPU itself, handed to the worker, or left waiting for a slot. */
+  /**
+   * Counts a launch (or copy) put on the GPU by a submitting thread, one put there by the worker, and an issue by the
+   * worker that found every event of its device in use (the op waits and is tried again: one op can count several times).
+   */
   static void callerIssued() { count(CALLER_ISSUES); }
 
-  static void submitted() { count(SUBMITTED); }
+  static void workerIssued() { count(WORKER_ISSUES); }
 
-  static void backlogged() { count(BACKLOGGED); }
+  static void noFreeEvent() { count(NO_FREE_EVENT); }
 
   private static void count(int c) {
     if (ON && T.get(OPEN) != 0) T.incrementAndGet(c);
@@ -118,8 +121,8 @@ public final class XgmiTrace {
     return new Window(rel(PLANNED, enter), rel(FIRST_LAUNCH, enter), rel(LAST_LAUNCH, enter), rel(RETURNED, enter), rel(FIRST_DONE, enter),
         rel(LAST_DONE, enter), rel(STATUSES_DONE, enter), rel(FINISHED, enter), rel(OBSERVED, enter),
         gpu ? anchor - enter + T.get(GPU_FIRST_START) : -1, gpu ? anchor - enter + T.get(GPU_LAST_END) : -1,
-        gpu ? T.get(GPU_LONGEST) : -1, gpu ? T.get(GPU_SUM) : -1, T.get(LAUNCHES), T.get(CALLER_ISSUES), T.get(SUBMITTED),
-        T.get(BACKLOGGED), T.get(GPU_OPS));
+        gpu ? T.get(GPU_LONGEST) : -1, gpu ? T.get(GPU_SUM) : -1, T.get(LAUNCHES), T.get(CALLER_ISSUES), T.get(WORKER_ISSUES),
+        T.get(NO_FREE_EVENT), T.get(GPU_OPS));
   }
 
   private static long rel(int stage, long enter) {

@@ -132,7 +132,6 @@ final class XgmiWorker extends DrivenWorker {
     }
     if (issued == DeviceTransfers.NO_SLOT) return false;
     if (issued == DeviceTransfers.ISSUED) {
-      if (XgmiTrace.ON) XgmiTrace.callerIssued();
       callerIssued = true; // before the wake-up: a worker about to park sees the flag, or gets the unpark's permit
       wakeup();
     }
@@ -198,7 +197,6 @@ final class XgmiWorker extends DrivenWorker {
     while ((op = ops.poll()) != null) {
       work++;
       if (!process(op)) {
-        if (XgmiTrace.ON) XgmiTrace.backlogged();
         backlog.addLast(op);
         break;
       }
