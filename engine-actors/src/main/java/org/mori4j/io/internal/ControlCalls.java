@@ -92,6 +92,9 @@ public final class ControlCalls {
       AskPattern.ask(engine, (ActorRef<Done> r) -> new EngineMessages.Shutdown(r), settings.askTimeout(), system.scheduler())
           .toCompletableFuture().get(settings.askTimeout().toMillis(), TimeUnit.MILLISECONDS);
       return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // the caller's close goes on; its thread keeps the interrupt it was given
+      return false;
     } catch (Exception e) {
       return false;
     }

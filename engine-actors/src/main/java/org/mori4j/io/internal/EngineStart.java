@@ -51,10 +51,11 @@ public final class EngineStart {
         .withValue("pekko.remote.artery.canonical.port", ConfigValueFactory.fromAnyRef(config.port()))
         .withFallback(base);
     Object token = reserve(key);
-    TransferPath path = new TransferPath(key, s.awaitSpinNanos(), MetricsSettings.from(base));
-    path.defaultDeadlineNanos(TransferDeadlines.defaultNanos(base));
+    ActorSystem<IoEngineProtocol.Command> sys = null;
     try {
-      ActorSystem<IoEngineProtocol.Command> sys = ActorSystem.create(Behaviors.setup(ctx -> {
+      TransferPath path = new TransferPath(key, s.awaitSpinNanos(), MetricsSettings.from(base));
+      path.defaultDeadlineNanos(TransferDeadlines.defaultNanos(base));
+      sys = ActorSystem.create(Behaviors.setup(ctx -> {
         var addr = ctx.getSystem().address();
         EngineActor.Identity id = new EngineActor.Identity(key, nodeId(), addr.getHost().orElse(config.host()),
             (Integer) addr.getPort().orElse(config.port()), ProcessHandle.current().pid());
@@ -63,6 +64,7 @@ public final class EngineStart {
       path.meters().registerMBean();
       return new Started(sys, true, sys, path, s, token);
     } catch (RuntimeException ex) {
+      if (sys != null) sys.terminate(); // started, then its meters failed: the system is this start's to stop
       releaseKey(key, token);
       throw new IoEngineException(StatusCode.ERR_TRANSPORT, "cannot start engine '" + key + "' on " + config.host() + ":" + config.port() + ": " + ex.getMessage(), ex);
     }
