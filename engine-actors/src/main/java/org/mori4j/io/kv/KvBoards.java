@@ -98,14 +98,19 @@ final class KvBoards implements AutoCloseable {
    */
   KvLandingBoard forPeer(MemoryDesc localBuffer, KvCacheDesc remote) {
     if (!settings.enabled() || closed || remote.buffers().isEmpty()) return null;
-    MemoryDesc rb = remote.buffers().get(0);
-    long incarnation = rb.ownerIncarnation();
-    if (incarnation == 0) return null;
     try {
-      if (engine.explain(localBuffer, rb).chosen() != BackendType.XGMI) return null;
+      if (engine.explain(localBuffer, remote.buffers().get(0)).chosen() != BackendType.XGMI) return null;
     } catch (IoEngineException | IllegalArgumentException e) {
       return null;
     }
+    return forXgmiPeer(remote);
+  }
+
+  /** {@link #forPeer} for a {@code remote} the caller knows the engine reaches over XGMI. */
+  KvLandingBoard forXgmiPeer(KvCacheDesc remote) {
+    if (!settings.enabled() || closed || remote.buffers().isEmpty()) return null;
+    long incarnation = remote.buffers().get(0).ownerIncarnation();
+    if (incarnation == 0) return null;
     String name = KvLandingBoard.fileName(remote.engineKey(), incarnation);
     KvLandingBoard b = peers.get(name);
     if (b != null && !b.ownerClosed()) return b;

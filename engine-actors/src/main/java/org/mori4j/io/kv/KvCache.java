@@ -42,6 +42,8 @@ public final class KvCache implements AutoCloseable {
   private final KvCacheDesc desc;
   private volatile int tcpBatchParts;
   private volatile long tcpMinPart;
+  /** Layers in a migration's first batch call, doubling per call after ({@code mori4j.kv.first-chunk-layers}); 0: one call. */
+  private volatile int firstChunkLayers;
   private volatile boolean closed;
 
   private KvCache(IoEngine engine, String name, KvCacheLayout layout, List<MemoryDesc> buffers) {
@@ -52,6 +54,9 @@ public final class KvCache implements AutoCloseable {
     this.tcpBatchParts = parts > 0 ? parts : c.hasPath("mori4j.tcp.connections-per-peer") ? c.getInt("mori4j.tcp.connections-per-peer") : 1;
     this.tcpMinPart = c.hasPath("mori4j.kv.tcp-min-part") ? c.getBytes("mori4j.kv.tcp-min-part") : 2L << 20;
     if (tcpMinPart < 1) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "mori4j.kv.tcp-min-part must be at least 1 byte, not " + tcpMinPart);
+    this.firstChunkLayers = c.hasPath("mori4j.kv.first-chunk-layers") ? c.getInt("mori4j.kv.first-chunk-layers") : 1;
+    if (firstChunkLayers < 0)
+      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "mori4j.kv.first-chunk-layers must be at least 0 (0: one call for all layers), not " + firstChunkLayers);
     this.engine = engine;
     this.name = name;
     this.layout = layout;
@@ -149,17 +154,39 @@ public final class KvCache implements AutoCloseable {
 
   /** Whether the engine moves this cache's bytes to {@code remote} over TCP; a pair it cannot explain is not (the transfer says why). */
   boolean overTcp(KvCacheDesc remote) {
-    if (remote == null || remote.buffers().isEmpty()) return false;
+    return route(remote) == org.mori4j.io.BackendType.TCP;
+  }
+
+  /**
+   * The backend the engine picks between this cache's first buffer and {@code remote}'s, or null where it cannot say
+   * (the transfer then says why). One {@code explain} per migration: its answer decides both the TCP cut and the board.
+   */
+  org.mori4j.io.BackendType route(KvCacheDesc remote) {
+    if (remote == null || remote.buffers().isEmpty()) return null;
     try {
-      return engine.explain(buffers.get(0), remote.buffers().get(0)).chosen() == org.mori4j.io.BackendType.TCP;
-    } catch (IoEngineException e) {
-      return false;
+      return engine.explain(buffers.get(0), remote.buffers().get(0)).chosen();
+    } catch (IoEngineException | IllegalArgumentException e) {
+      return null;
     }
   }
 
   /** The landing board of {@code remote}'s engine this cache's writes post to (XGMI peers on this host), or null. */
   KvLandingBoard landingBoard(KvCacheDesc remote) {
     return endpoint.boards.forPeer(buffers.get(0), remote);
+  }
+
+  /** {@link #landingBoard(KvCacheDesc)} where the route is known already ({@link #route}): no second {@code explain}. */
+  KvLandingBoard landingBoard(KvCacheDesc remote, org.mori4j.io.BackendType route) {
+    return route == org.mori4j.io.BackendType.XGMI ? endpoint.boards.forXgmiPeer(remote) : null;
+  }
+
+  /** Layers in a migration's first batch call ({@code mori4j.kv.first-chunk-layers}); 0: all layers in one call. */
+  int firstChunkLayers() { return firstChunkLayers; }
+
+  /** Tests: issue migrations opened from now on in calls of {@code first} layers, doubling (0: one call). */
+  void chunkLayers(int first) {
+    if (first < 0) throw new IllegalArgumentException("first must be at least 0: " + first);
+    this.firstChunkLayers = first;
   }
 
   /** This engine's id in landing-board entries. */

@@ -50,6 +50,8 @@ public final class KvMigration {
   /** Requests each batch is cut into (1: not cut): the TCP connections to the peer, when it is reached over TCP. */
   private final int parts;
   private final boolean tcp;
+  /** Layers in the first batch call of an {@link #issue}, doubling per call after; 0: one call ({@code mori4j.kv.first-chunk-layers}). */
+  private final int firstChunk;
   /** The receiving engine's landing board (an XGMI peer on this host) each completed write is posted to, or null. */
   private final KvLandingBoard board;
   private final long boardSender;
@@ -74,15 +76,17 @@ public final class KvMigration {
     this.srcBlocks = srcBlocks;
     this.dstBlocks = dstBlocks;
     this.remoteEndpoint = remoteEndpoint;
-    this.tcp = local != null && local.overTcp(remote);
+    org.mori4j.io.BackendType route = local != null ? local.route(remote) : null;
+    this.tcp = route == org.mori4j.io.BackendType.TCP;
     this.parts = tcp ? local.tcpBatchParts() : 1;
-    this.board = local != null && mode != Mode.PULL && !tcp ? local.landingBoard(remote) : null;
+    this.board = local != null && mode != Mode.PULL ? local.landingBoard(remote, route) : null;
+    this.firstChunk = local != null ? local.firstChunkLayers() : 0;
     this.boardSender = board != null ? local.boardSenderId() : 0;
     this.boardIncarnation = board != null ? local.boardIncarnation() : 0;
     if (local != null && mode == Mode.STREAM) {
       try {
         // before the first sendLayers, whose call is part of the time a stream exposes
-        prepared = KvTransferPlan.prepare(local.layout(), srcBlocks, remote.layout(), dstBlocks);
+        prepared = KvTransferPlan.prepare(local.layout(), srcBlocks, remote.layout(), dstBlocks, true);
       } catch (IllegalArgumentException e) {
         // KvCache checked the blocks already; issue() reports it if not
       }
@@ -204,51 +208,119 @@ public final class KvMigration {
   }
 
   /**
-   * Issues the transfers of layers {@code [from, to)} as one call with one batch per buffer pair, each cut into
-   * {@link #parts} over TCP ({@link KvTransferPlan#split}).
+   * Issues the transfers of layers {@code [from, to)}: one batch per buffer pair, each cut into {@link #parts} over TCP
+   * ({@link KvTransferPlan#split}), in calls of {@link #firstChunk} layers, then twice as many each call
+   * ({@link KvChunks}), or in one call. The first call's copies run while the next layers are planned and submitted,
+   * so the plan of a large migration (a Llama-3-70B 4,096-token one: 40,960 slots, ~0.25-1.8 ms on the caller's thread,
+   * bench/results kv-gap) is no longer in front of its first byte. The blocks were checked before this migration
+   * existed ({@link KvCache#migrate}); a call stops the next ones once the migration ended (cancelled or failed).
    */
   CompletionStage<Chunk> issue(int from, int to) {
-    KvTransferPlan plan;
-    long[] preUids;
     boolean pull = mode == Mode.PULL;
+    KvTransferPlan pre = null;
+    long[] preUids = null;
     try {
       synchronized (this) {
         // checked and sorted once per migration: a stream's later layers only walk their slots
         if (prepared == null)
-          prepared = pull ? KvTransferPlan.prepare(remote.layout(), srcBlocks, local.layout(), dstBlocks)
-              : KvTransferPlan.prepare(local.layout(), srcBlocks, remote.layout(), dstBlocks);
-      }
-      long[][] ann;
-      KvTransferPlan pre = null;
-      synchronized (this) {
-        ann = announced;
-        if (announcedPlans != null && to == from + 1) {
-          pre = announcedPlans[from];
-          announcedPlans[from] = null;
+          prepared = pull ? KvTransferPlan.prepare(remote.layout(), srcBlocks, local.layout(), dstBlocks, true)
+              : KvTransferPlan.prepare(local.layout(), srcBlocks, remote.layout(), dstBlocks, true);
+        // a single layer goes as announced (and planned) at open; a range of several is told as one range, as before
+        // (its layers' announcements are dropped on the receiver when the sender reports the range landed or aborted)
+        if (to == from + 1) {
+          if (announcedPlans != null) {
+            pre = announcedPlans[from];
+            announcedPlans[from] = null;
+          }
+          if (announced != null) preUids = announced[from];
         }
       }
-      // a single layer goes as announced (and planned) at open; a range of several is told as one range, as before
-      // (its layers' announcements are dropped on the receiver when the sender reports the range landed or aborted)
-      plan = pre != null ? pre : prepared.plan(from, to).split(parts, local.minPartBytes());
-      preUids = ann != null && to == from + 1 ? ann[from] : null;
+      if (pre == null && (from < 0 || to > local.layout().layers() || from >= to))
+        throw new IllegalArgumentException("layer range [" + from + ", " + to + ") is empty or outside [0, " + local.layout().layers() + ")");
     } catch (IllegalArgumentException e) {
       fail(StatusCode.ERR_INVALID_ARGS, e.getMessage());
       return refusedChunk(from, to, StatusCode.ERR_INVALID_ARGS, e.getMessage());
     }
+    CompletableFuture<Chunk> chunk = new CompletableFuture<>();
+    // one count per issued status plus one held while calls are still being made, so that statuses done before the
+    // last call cannot report the range landed early
+    AtomicInteger left = new AtomicInteger(1);
+    KvChunks calls = new KvChunks(from, to, pre != null ? 0 : firstChunk, prepared.layerUnit());
+    long[] told = pull || preUids != null ? null : new long[0];
+    boolean first = true, stopped = false;
+    for (int a = from, b; a < to; a = b) {
+      b = calls.next(a);
+      KvTransferPlan plan;
+      try {
+        plan = pre != null ? pre : prepared.plan(a, b).split(parts, local.minPartBytes());
+      } catch (IllegalArgumentException e) {
+        if (fail(StatusCode.ERR_INVALID_ARGS, e.getMessage())) tellAborted(e.getMessage());
+        stopped = true;
+        break;
+      }
+      Issued is;
+      try {
+        is = call(plan, first ? preUids : null, a, b, first);
+      } catch (RuntimeException e) {
+        if (first) throw e; // as before chunks: the engine's refusal of the first call reaches migrate()'s caller
+        String why = "request '" + requestId + "': layers [" + a + ", " + to + ") could not be issued: " + e;
+        if (fail(StatusCode.ERR_BAD_STATE, why)) tellAborted(why);
+        stopped = true;
+        break;
+      }
+      long[] uids = is.uids;
+      List<TransferStatus> st = is.statuses;
+      if (told != null) told = concat(told, uids);
+      first = false;
+      boolean ended;
+      synchronized (this) {
+        inFlight.addAll(st);
+        ended = !inProgress();
+      }
+      left.addAndGet(st.size());
+      // cancelled (or failed) while these were being issued: they must not move bytes for a migration that is over
+      if (ended) for (TransferStatus s : st) s.cancel();
+      for (int i = 0; i < st.size(); i++) watch(st.get(i), uids[i], from, to, left, chunk);
+      if (ended && b < to) {
+        stopped = true;
+        break;
+      }
+    }
+    if (XgmiTrace.ON) XgmiTrace.last(XgmiTrace.RETURNED);
+    // announced after the data left: a remote tell costs 20-300 us on a loaded host, which the layer's bytes no
+    // longer wait for; the receiving engine matches writes that landed before the announcement when it arrives
+    if (told != null && told.length > 0)
+      remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, from, to, local.engine().key(), told, board != null, boardIncarnation));
+    // the calls stopped early (the migration ended): the range did not land, whatever its issued statuses do
+    if (stopped && !chunk.isDone()) chunk.complete(new Chunk(from, to, code, message));
+    if (left.decrementAndGet() == 0 && !chunk.isDone()) {
+      if (XgmiTrace.ON) XgmiTrace.last(XgmiTrace.STATUSES_DONE);
+      KvHopTrace.mark(KvHopTrace.COMPLETED, requestId, from, to);
+      allDone(from, to, chunk, false);
+    }
+    return chunk;
+  }
+
+  /** One batch call's uids and statuses, in the order of its batches. */
+  private record Issued(long[] uids, List<TransferStatus> statuses) {}
+
+  /** One batch call for {@code plan} (layers [a, b)). */
+  private Issued call(KvTransferPlan plan, long[] preUids, int a, int b, boolean first) {
+    boolean pull = mode == Mode.PULL;
     List<KvTransferPlan.Batch> batches = plan.batches();
     int n = batches.size();
-    if (preUids != null && preUids.length != n) throw new IllegalStateException("request '" + requestId + "': layers [" + from + ", " + to
+    if (preUids != null && preUids.length != n) throw new IllegalStateException("request '" + requestId + "': layers [" + a + ", " + b
         + ") announced " + preUids.length + " requests, the plan has " + n);
     List<MemoryDesc> locals = new ArrayList<>(n), remotes = new ArrayList<>(n);
     List<long[]> lo = new ArrayList<>(n), ro = new ArrayList<>(n), sizes = new ArrayList<>(n);
     long[] uids = preUids != null ? preUids : new long[n];
     for (int i = 0; i < n; i++) {
-      KvTransferPlan.Batch b = batches.get(i);
-      locals.add(local.bufferDesc(pull ? b.dstBuffer() : b.srcBuffer()));
-      remotes.add(remote.buffers().get(pull ? b.srcBuffer() : b.dstBuffer()));
-      lo.add(pull ? b.dstOffsets() : b.srcOffsets());
-      ro.add(pull ? b.srcOffsets() : b.dstOffsets());
-      sizes.add(b.sizes());
+      KvTransferPlan.Batch x = batches.get(i);
+      locals.add(local.bufferDesc(pull ? x.dstBuffer() : x.srcBuffer()));
+      remotes.add(remote.buffers().get(pull ? x.srcBuffer() : x.dstBuffer()));
+      lo.add(pull ? x.dstOffsets() : x.srcOffsets());
+      ro.add(pull ? x.srcOffsets() : x.dstOffsets());
+      sizes.add(x.sizes());
       if (preUids == null) uids[i] = local.engine().allocateTransferUid();
     }
     synchronized (this) {
@@ -256,52 +328,54 @@ public final class KvMigration {
       transfers += plan.transfers();
       blockSlots += plan.blockSlots();
     }
-    // the receiver's board reader spins from here until the "landed" posts come (a layer's copy takes ~0.2 ms)
-    if (board != null) board.post(KvLandingBoard.KIND_ISSUED, boardSender, boardIncarnation, uids[0]);
-    if (XgmiTrace.ON) XgmiTrace.first(XgmiTrace.PLANNED);
-    List<TransferStatus> st = pull ? local.engine().batchRead(locals, lo, remotes, ro, sizes, uids)
-        : local.engine().batchWrite(locals, lo, remotes, ro, sizes, uids);
-    if (XgmiTrace.ON) XgmiTrace.last(XgmiTrace.RETURNED);
-    // announced after the data left: a remote tell costs 20-300 us on a loaded host, which the layer's bytes no
-    // longer wait for; the receiving engine matches writes that landed before the announcement when it arrives
-    if (!pull && preUids == null)
-      remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, from, to, local.engine().key(), uids, board != null, boardIncarnation));
-    boolean ended;
-    synchronized (this) {
-      inFlight.addAll(st);
-      ended = !inProgress();
+    if (first) {
+      // the receiver's board reader spins from here until the "landed" posts come (a layer's copy takes ~0.2 ms)
+      if (board != null) board.post(KvLandingBoard.KIND_ISSUED, boardSender, boardIncarnation, uids[0]);
+      if (XgmiTrace.ON) XgmiTrace.first(XgmiTrace.PLANNED);
     }
-    // cancelled (or failed) while these were being issued: they must not move bytes for a migration that is over
-    if (ended) for (TransferStatus s : st) s.cancel();
-    CompletableFuture<Chunk> chunk = new CompletableFuture<>();
-    AtomicInteger left = new AtomicInteger(n);
-    for (int i = 0; i < st.size(); i++) {
-      TransferStatus s = st.get(i);
-      long uid = uids[i];
-      s.completion().whenComplete((x, err) -> {
-        synchronized (this) {
-          inFlight.remove(s);
-        }
-        if (s.failed() || err != null) {
-          StatusCode c = err != null ? StatusCode.ERR_BAD_STATE : s.code();
-          String why = "request '" + requestId + "': layers [" + from + ", " + to + ") " + (pull ? "from" : "to") + " cache '" + remote.name()
-              + "' of engine '" + remote.engineKey() + "': " + (err != null ? err.toString() : s.message());
-          if (fail(c, why)) tellAborted(why);
-          chunk.complete(new Chunk(from, to, c, why));
-        } else if (left.decrementAndGet() == 0 && !chunk.isDone()) {
-          if (XgmiTrace.ON) XgmiTrace.last(XgmiTrace.STATUSES_DONE);
-          KvHopTrace.mark(KvHopTrace.COMPLETED, requestId, from, to);
-          // posted before the Pekko message (kept as the fallback), and like it only while the migration is on
-          if (board != null && inProgress() && board.post(KvLandingBoard.KIND_LANDED, boardSender, boardIncarnation, uid))
-            KvHopTrace.mark(KvHopTrace.TOLD, requestId, from, to);
-          landed(from, to);
-          chunk.complete(new Chunk(from, to, StatusCode.SUCCESS, ""));
-        } else if (board != null && inProgress()) {
-          board.post(KvLandingBoard.KIND_LANDED, boardSender, boardIncarnation, uid);
-        }
-      });
-    }
-    return chunk;
+    return new Issued(uids, pull ? local.engine().batchRead(locals, lo, remotes, ro, sizes, uids)
+        : local.engine().batchWrite(locals, lo, remotes, ro, sizes, uids));
+  }
+
+  /** Counts {@code s} (one of range [from, to)'s statuses) down when it ends; the last one reports the range. */
+  private void watch(TransferStatus s, long uid, int from, int to, AtomicInteger left, CompletableFuture<Chunk> chunk) {
+    boolean pull = mode == Mode.PULL;
+    s.completion().whenComplete((x, err) -> {
+      synchronized (this) {
+        inFlight.remove(s);
+      }
+      if (s.failed() || err != null) {
+        StatusCode c = err != null ? StatusCode.ERR_BAD_STATE : s.code();
+        String why = "request '" + requestId + "': layers [" + from + ", " + to + ") " + (pull ? "from" : "to") + " cache '" + remote.name()
+            + "' of engine '" + remote.engineKey() + "': " + (err != null ? err.toString() : s.message());
+        if (fail(c, why)) tellAborted(why);
+        chunk.complete(new Chunk(from, to, c, why));
+        return;
+      }
+      boolean last = left.decrementAndGet() == 0 && !chunk.isDone();
+      if (last) {
+        if (XgmiTrace.ON) XgmiTrace.last(XgmiTrace.STATUSES_DONE);
+        KvHopTrace.mark(KvHopTrace.COMPLETED, requestId, from, to);
+      }
+      // posted before the Pekko message (kept as the fallback), and like it only while the migration is on
+      boolean posted = board != null && inProgress() && board.post(KvLandingBoard.KIND_LANDED, boardSender, boardIncarnation, uid);
+      if (last) allDone(from, to, chunk, posted);
+    });
+  }
+
+  /** Every status of range [from, to) succeeded: report the range landed and complete its chunk. */
+  private void allDone(int from, int to, CompletableFuture<Chunk> chunk, boolean posted) {
+    if (chunk.isDone()) return;
+    if (posted) KvHopTrace.mark(KvHopTrace.TOLD, requestId, from, to);
+    landed(from, to);
+    chunk.complete(new Chunk(from, to, StatusCode.SUCCESS, ""));
+  }
+
+  private static long[] concat(long[] a, long[] b) {
+    if (a.length == 0) return b;
+    long[] c = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, c, a.length, b.length);
+    return c;
   }
 
   /** The data of layers [from, to) is in the destination: say so there, then count them. */

@@ -113,10 +113,18 @@ public final class KvTransferPlan {
    * builds one plan per {@code sendLayers}, inside the time it exposes, so that work is not repeated there.
    */
   public static Prepared prepare(KvCacheLayout src, int[] srcBlocks, KvCacheLayout dst, int[] dstBlocks) {
+    return prepare(src, srcBlocks, dst, dstBlocks, false);
+  }
+
+  /**
+   * {@link #prepare}; {@code blocksChecked}: the caller ran {@link #checkBlocks} on these lists already (the cache does,
+   * before a migration exists), so the second pass over them (and its array of the destination's block count) is skipped.
+   */
+  static Prepared prepare(KvCacheLayout src, int[] srcBlocks, KvCacheLayout dst, int[] dstBlocks, boolean blocksChecked) {
     if (src == null || dst == null) throw new IllegalArgumentException("layouts must not be null");
     String mismatch = src.mismatch(dst);
     if (mismatch != null) throw new IllegalArgumentException("layouts do not match: " + mismatch);
-    checkBlocks(src, srcBlocks, dst, dstBlocks);
+    if (!blocksChecked) checkBlocks(src, srcBlocks, dst, dstBlocks);
     int n = srcBlocks.length;
     // sorted by source block: a request listed in any order still finds its runs
     long[] pairs = new long[n];
@@ -140,6 +148,22 @@ public final class KvTransferPlan {
       this.dst = dst;
       this.sb = sb;
       this.db = db;
+    }
+
+    /**
+     * Layers a plan of part of a range must start and end on a multiple of, so that no buffer pair is cut in two
+     * (its batches, and their coalesced runs, are then exactly those of a plan of the whole range): both layouts'
+     * layers per buffer. A layout with every layer in one buffer gives the layer count (one plan for everything).
+     */
+    public int layerUnit() {
+      int a = src.layersPerBuffer(), b = dst.layersPerBuffer();
+      int g = a;
+      for (int r = b; r != 0; ) {
+        int t = g % r;
+        g = r;
+        r = t;
+      }
+      return Math.min(src.layers(), a / g * b);
     }
 
     /** The plan of layers {@code [fromLayer, toLayer)}; an empty or out-of-range range throws {@link IllegalArgumentException}. */

@@ -126,6 +126,26 @@ class KvCacheTest {
   }
 
   @Test
+  void aPushIssuedInSeveralCallsMovesWhatOneCallMoves() {
+    int[] sb = scattered(32, 20, 21), db = scattered(40, 20, 22);
+    long[] entries = new long[2];
+    for (int first : new int[] {1, 0}) {
+      try (KvCache src = cache(prefill, KvCacheLayout.perLayer(8, 2, 32, 256), 20);
+           KvCache dst = cache(decode, KvCacheLayout.perLayer(8, 2, 40, 256), -1)) {
+        src.chunkLayers(first); // 1: calls of layers [0,1) [1,3) [3,7) [7,8); 0: one call
+        byte[][] want = expected(src, sb, dst, db, 0, 8, snapshot(dst));
+        KvMigration m = src.push("chunks-" + first, sb, dst.desc(), db);
+        assertTrue(m.await(WAIT));
+        assertEquals(StatusCode.SUCCESS, m.code(), m.message());
+        assertBytes(want, dst);
+        assertEquals(20L * 8 * 2 * 256, m.bytes());
+        entries[first] = m.transfers();
+      }
+    }
+    assertEquals(entries[0], entries[1], "the same coalesced entries in several calls as in one");
+  }
+
+  @Test
   void pullReadsTheRemoteBlocksIntoThisCache() {
     try (KvCache src = cache(prefill, KvCacheLayout.blockMajor(3, 1, 40, 576 * 2), 2);
          KvCache dst = cache(decode, KvCacheLayout.perLayer(3, 1, 24, 576 * 2), -1)) {

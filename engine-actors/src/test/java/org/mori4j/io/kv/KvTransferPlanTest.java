@@ -173,6 +173,71 @@ class KvTransferPlanTest {
     assertThrows(IllegalArgumentException.class, () -> KvCacheLayout.fromBytes(new byte[] {1, 2, 3}));
   }
 
+  /**
+   * A migration issued in calls ({@link KvChunks}) must move what one call moves with the same entries: the plans of
+   * the calls' layer ranges, put end to end, are the whole range's plan, batch for batch (no buffer pair cut in two,
+   * so no run is split and no batch is added).
+   */
+  @Test
+  void theCallsOfAChunkedRangeHaveExactlyTheBatchesOfOneCall() {
+    SplittableRandom rnd = new SplittableRandom(0x63686bL);
+    for (int c = 0; c < 400; c++) {
+      int layers = 1 + rnd.nextInt(12);
+      int tensors = 1 + rnd.nextInt(2);
+      long blockBytes = 1 + rnd.nextInt(24);
+      KvCacheLayout src = randomLayout(rnd, layers, tensors, 1 + rnd.nextInt(20), blockBytes);
+      KvCacheLayout dst = randomLayout(rnd, layers, tensors, 1 + rnd.nextInt(20), blockBytes);
+      int n = 1 + rnd.nextInt(Math.min(src.blocks(), dst.blocks()));
+      int[] sb = pick(rnd, src.blocks(), n), db = pick(rnd, dst.blocks(), n);
+      int from = rnd.nextInt(layers);
+      int to = from + 1 + rnd.nextInt(layers - from);
+      String what = "case " + c + ": " + src + " -> " + dst + " layers [" + from + ", " + to + ")";
+      KvTransferPlan.Prepared p = KvTransferPlan.prepare(src, sb, dst, db);
+      int unit = p.layerUnit();
+      assertEquals(0, src.layers() % unit, what);
+      assertEquals(0, unit % src.layersPerBuffer(), what);
+      assertEquals(0, unit % dst.layersPerBuffer(), what);
+      KvTransferPlan whole = p.plan(from, to);
+      KvChunks calls = new KvChunks(from, to, rnd.nextInt(4), unit);
+      List<KvTransferPlan.Batch> joined = new ArrayList<>();
+      int slots = 0;
+      for (int a = from, b; a < to; a = b) {
+        b = calls.next(a);
+        assertTrue(b > a && b <= to, what + ": call [" + a + ", " + b + ")");
+        if (b < to) assertEquals(0, b % unit, what + ": call [" + a + ", " + b + ") ends inside a buffer group");
+        KvTransferPlan part = p.plan(a, b);
+        joined.addAll(part.batches());
+        slots += part.blockSlots();
+      }
+      assertEquals(whole.blockSlots(), slots, what);
+      assertEquals(whole.batches().size(), joined.size(), what);
+      for (int k = 0; k < joined.size(); k++) {
+        KvTransferPlan.Batch x = whole.batches().get(k), y = joined.get(k);
+        assertEquals(x.srcBuffer(), y.srcBuffer(), what);
+        assertEquals(x.dstBuffer(), y.dstBuffer(), what);
+        assertArrayEquals(x.srcOffsets(), y.srcOffsets(), what);
+        assertArrayEquals(x.dstOffsets(), y.dstOffsets(), what);
+        assertArrayEquals(x.sizes(), y.sizes(), what);
+      }
+    }
+  }
+
+  @Test
+  void chunksStartSmallDoubleAndEndOnBufferGroups() {
+    List<Integer> ends = new ArrayList<>();
+    KvChunks k = new KvChunks(0, 80, 1, 1);
+    for (int a = 0; a < 80; a = ends.get(ends.size() - 1)) ends.add(k.next(a));
+    assertEquals(List.of(1, 3, 7, 15, 31, 63, 80), ends);
+    assertEquals(80, new KvChunks(0, 80, 0, 1).next(0), "0: one call");
+    KvChunks g = new KvChunks(3, 20, 1, 4);
+    assertEquals(4, g.next(3));
+    assertEquals(8, g.next(4));
+    assertEquals(12, g.next(8));
+    assertEquals(20, g.next(12));
+    assertThrows(IllegalArgumentException.class, () -> new KvChunks(2, 2, 1, 1));
+    assertThrows(IllegalArgumentException.class, () -> new KvChunks(0, 4, -1, 1));
+  }
+
   private static KvCacheLayout randomLayout(SplittableRandom rnd, int layers, int tensors, int blocks, long bb) {
     switch (rnd.nextInt(6)) {
       case 0: return KvCacheLayout.perLayer(layers, tensors, blocks, bb);
