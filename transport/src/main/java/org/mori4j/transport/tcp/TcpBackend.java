@@ -361,17 +361,7 @@ public final class TcpBackend implements TransferBackend {
     c.loop.submit(op);
   }
 
-  /** With bulk lanes, a striped transfer is cut into this many pieces per stripe lane, handed out as lanes finish. */
-  static final int PIECES_PER_LANE = 4;
-  /** ... and two pieces of it are outstanding on each lane, so a lane never idles for a response. */
-  static final int PIECES_IN_FLIGHT = 2;
-
   private void stripe(TransferOp op, TcpPeer peer) {
-    if (peer.lanes.length > peer.regular) {
-      StripePart.Feed feed = new StripePart.Feed(op, peer, peer.stripes() * PIECES_PER_LANE);
-      feed.start(peer.stripes(), PIECES_IN_FLIGHT);
-      return;
-    }
     int parts = peer.stripes();
     long total = op.totalBytes();
     long chunk = (total + parts - 1) / parts;
