@@ -105,7 +105,7 @@ final class BackendLifecycle {
         fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "RDMA settings: " + e.getMessage());
         return;
       }
-      backend = new RdmaBackend(engineKey, o.settings(r), provider, xgmi.confirmer(BackendType.RDMA));
+      backend = new RdmaBackend(engineKey, o.settings(r, settings.handshakeTimeout()), provider, xgmi.confirmer(BackendType.RDMA));
     } else if (m.config() instanceof XgmiBackendConfig x) {
       // the GPU runtime is opened, the devices read and the batch kernel compiled by start(), on the backend dispatcher
       backend = new XgmiBackend(engineKey, new XgmiSettings(x.numStreams(), x.numEvents(), settings.xgmiMaxBatchBlocks(),

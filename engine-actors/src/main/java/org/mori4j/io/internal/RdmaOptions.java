@@ -34,10 +34,13 @@ public record RdmaOptions(String provider, String devices, RdmaBackendConfig def
         r.getDuration("connect-timeout"));
   }
 
-  /** The settings of a backend created with {@code config}. */
-  public RdmaSettings settings(RdmaBackendConfig config) {
+  /**
+   * The settings of a backend created with {@code config}; {@code handshakeTimeout} (mori4j.engine.handshake-timeout)
+   * also bounds how long new transfers wait for a connection that replaces a broken one.
+   */
+  public RdmaSettings settings(RdmaBackendConfig config, java.time.Duration handshakeTimeout) {
     return new RdmaSettings(config.qpPerTransfer(), config.postBatchSize(), config.numWorkerThreads(), config.pollCqMode() == PollCqMode.EVENT,
         config.enableNotification(), devices, sendQueueDepth, completionQueueDepth, receiveDepth, maxWorkRequestBytes, stripeThreshold,
-        connectTimeout);
+        connectTimeout, handshakeTimeout);
   }
 }

@@ -207,6 +207,7 @@ public final class RdmaBackend implements TransferBackend {
 
   @Override
   public org.mori4j.transport.ServeRefusal refusal(LocalRegion local, Object peer, boolean remoteGpu, byte[] remoteData) {
+    if (peer instanceof RdmaPeer named) peer = named.current();
     if (!(peer instanceof RdmaPeer p)) return new org.mori4j.transport.ServeRefusal(org.mori4j.transport.ServeRefusal.Reason.NOT_CONNECTED, "no RDMA connection to the peer");
     if (!p.alive()) return new org.mori4j.transport.ServeRefusal(org.mori4j.transport.ServeRefusal.Reason.NOT_CONNECTED,
         "the RDMA path to engine '" + p.key + "' was lost: " + p.lostReason());
@@ -239,10 +240,11 @@ public final class RdmaBackend implements TransferBackend {
 
   @Override
   public void submit(TransferOp op) {
-    if (!(op.peer() instanceof RdmaPeer peer)) {
+    if (!(op.peer() instanceof RdmaPeer named)) {
       op.transferFailed(TransportError.BAD_STATE, "op has no RDMA peer");
       return;
     }
+    RdmaPeer peer = named.current();
     if (!peer.alive()) {
       op.transferFailed(TransportError.PEER_LOST, "engine '" + peer.key + "' lost: " + peer.lostReason());
       return;
@@ -251,9 +253,7 @@ public final class RdmaBackend implements TransferBackend {
       op.transferFailed(TransportError.BAD_STATE, "local memory id " + op.local().id() + " was freed while registered");
       return;
     }
-    RdmaPeer.Path path = peer.nextPath();
-    op.lane = path;
-    path.worker.submit(op);
+    peer.submit(op, false);
   }
 
   @Override

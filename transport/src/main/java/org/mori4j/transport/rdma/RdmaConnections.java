@@ -173,7 +173,13 @@ final class RdmaConnections {
       for (RdmaLane l : p.lanes) p.worker.addLane(l);
     });
     RdmaPeer old = peers.put(peerKey, peer);
-    if (old != null) lose(old, TransportError.PEER_LOST, "replaced by a new connection");
+    if (old != null) {
+      // what the old connection held for its replacement goes to the new one; anything still on its queue pairs
+      // (after a replacement they drained first, see replace) ends, never sent again
+      old.replaceWith(peer);
+      for (RdmaPeer.Path path : old.paths)
+        path.worker.execute(() -> path.worker.removeLanes(List.of(path.lanes), path, TransportError.PEER_LOST, "replaced by a new connection"));
+    }
     return peer;
   }
 
@@ -199,18 +205,45 @@ final class RdmaConnections {
   }
 
   /**
-   * A queue pair of ours to {@code lane}'s peer left service for another reason than a silent peer: the engine is asked
-   * once per connection to connect the peer again (later lanes of the same connection, and lanes of a connection
-   * already replaced, ask nothing).
+   * A queue pair of ours to {@code lane}'s peer left service for another reason than a silent peer: the connection is
+   * replaced, once (later lanes of the same connection, and lanes of a connection already replaced, ask nothing). New
+   * ops to the peer are held from now on ({@link RdmaPeer#submit}); the other queue pairs of the connection finish what
+   * was posted on them (the new handshake would close them on the target) and then the engine is asked to connect the
+   * peer again. If no new connection is up within {@code replaceTimeout} (the engine's handshake timeout) the peer is
+   * lost and the held ops fail with PEER_LOST naming it.
    */
   void replace(RdmaLane lane, String why) {
     RdmaPeer p = peers.get(lane.peerKey);
     if (p == null || !p.alive() || !p.holds(lane) || !p.askReplacement()) return;
-    listener.get().reconnect(lane.peerKey, why);
+    long limitMs = settings.replaceTimeout().toMillis();
+    java.util.concurrent.CompletableFuture.delayedExecutor(limitMs, java.util.concurrent.TimeUnit.MILLISECONDS)
+        .execute(() -> replacementOverdue(p, limitMs, why));
+    java.util.concurrent.atomic.AtomicInteger left = new java.util.concurrent.atomic.AtomicInteger(p.paths.length);
+    Runnable drained = () -> {
+      if (left.decrementAndGet() == 0 && p.awaitingReplacement()) {
+        log.info("engine {}: the RDMA connection to engine '{}' is replaced ({}); new transfers wait for the new one", engineKey, p.key, why);
+        listener.get().reconnect(p.key, why);
+      }
+    };
+    for (RdmaPeer.Path path : p.paths) {
+      // this runs on the broken lane's worker: its path is watched at once, so that the engine hears of the
+      // replacement in the same round that fails the lane's transfers (before their outcomes are published)
+      if (List.of(path.lanes).contains(lane)) path.worker.drain(path, drained);
+      else path.worker.execute(() -> path.worker.drain(path, drained));
+    }
+  }
+
+  /** The replacement of {@code p} asked {@code limitMs} ago has not come: the peer is lost, what it held fails. */
+  private void replacementOverdue(RdmaPeer p, long limitMs, String why) {
+    if (!p.awaitingReplacement()) return;
+    String reason = "no new RDMA connection to engine '" + p.key + "' within " + limitMs + " ms after its queue pair left service (" + why + ")";
+    log.warn("engine {}: {}", engineKey, reason);
+    lose(p, TransportError.PEER_LOST, reason);
+    listener.get().peerLost(p.key, TransportError.PEER_LOST, reason);
   }
 
   private void lose(RdmaPeer p, TransportError error, String reason) {
-    p.lose(reason);
+    p.lose(error, reason);
     for (RdmaPeer.Path path : p.paths) path.worker.execute(() -> path.worker.removeLanes(List.of(path.lanes), path, error, reason));
   }
 

@@ -19,10 +19,20 @@ import java.time.Duration;
  * @param maxWorkRequestBytes largest payload of one work request; larger blocks are split
  * @param stripeThreshold    single transfers at least this large are split over the queue pairs of their peer
  * @param connectTimeout     limit for bringing queue pairs up during a handshake
+ * @param replaceTimeout     how long new ops wait for the new connection that replaces one whose queue pair left
+ *                           service (the engine's handshake timeout); then they fail and the peer is lost
  */
 public record RdmaSettings(int qpPerTransfer, int postBatchSize, int numWorkerThreads, boolean eventMode, boolean enableNotification,
                            String devices, int sendQueueDepth, int completionQueueDepth, int receiveDepth, long maxWorkRequestBytes,
-                           long stripeThreshold, Duration connectTimeout) {
+                           long stripeThreshold, Duration connectTimeout, Duration replaceTimeout) {
+  /** With the engine's default handshake timeout (10 s) as the replacement's limit. */
+  public RdmaSettings(int qpPerTransfer, int postBatchSize, int numWorkerThreads, boolean eventMode, boolean enableNotification,
+                      String devices, int sendQueueDepth, int completionQueueDepth, int receiveDepth, long maxWorkRequestBytes,
+                      long stripeThreshold, Duration connectTimeout) {
+    this(qpPerTransfer, postBatchSize, numWorkerThreads, eventMode, enableNotification, devices, sendQueueDepth, completionQueueDepth,
+        receiveDepth, maxWorkRequestBytes, stripeThreshold, connectTimeout, Duration.ofSeconds(10));
+  }
+
   public RdmaSettings {
     if (qpPerTransfer < 1 || qpPerTransfer > 64) throw new IllegalArgumentException("qpPerTransfer must be in 1..64: " + qpPerTransfer);
     if (postBatchSize < 1) throw new IllegalArgumentException("postBatchSize must be >= 1: " + postBatchSize);
@@ -40,6 +50,8 @@ public record RdmaSettings(int qpPerTransfer, int postBatchSize, int numWorkerTh
     if (devices == null) devices = "";
     if (connectTimeout == null || connectTimeout.isNegative() || connectTimeout.isZero())
       throw new IllegalArgumentException("connectTimeout must be positive: " + connectTimeout);
+    if (replaceTimeout == null || replaceTimeout.isNegative() || replaceTimeout.isZero())
+      throw new IllegalArgumentException("replaceTimeout must be positive: " + replaceTimeout);
   }
 
   /** MORI's defaults for the config fields, with this implementation's queue sizes. */

@@ -54,6 +54,8 @@ final class RdmaWorker extends DrivenWorker {
   private RdmaLane[] laneValues = new RdmaLane[16];
   private int laneCount;
   private final List<RdmaPeer.Path> paths = new ArrayList<>();
+  /** Paths whose connection is to be replaced once their queue pairs are idle, with what to do then. */
+  private final java.util.Map<RdmaPeer.Path, Runnable> draining = new java.util.IdentityHashMap<>();
   /** Parts posted or waiting for slots, and ops waiting for their region's confirmation. */
   int inFlight;
 
@@ -151,8 +153,13 @@ final class RdmaWorker extends DrivenWorker {
   }
 
   private void process(TransferOp op) {
-    RdmaPeer peer = (RdmaPeer) op.peer();
     RdmaPeer.Path path = (RdmaPeer.Path) op.lane;
+    RdmaPeer peer = path.owner;
+    if (peer.retiring() && peer.alive()) {
+      // its connection is being replaced: nothing of it was posted, so it waits for (or goes to) the new one
+      peer.submit(op, true);
+      return;
+    }
     if (!peer.alive()) {
       op.transferFailed(TransportError.PEER_LOST, "engine '" + peer.key + "' lost: " + peer.lostReason());
       return;
@@ -245,6 +252,7 @@ final class RdmaWorker extends DrivenWorker {
       total += n;
     } while (n == wcs.capacity());
     if (total > 0) for (RdmaLane l : lanes) if (!l.waiting.isEmpty()) poster.drainWaiting(l);
+    if (total > 0) checkDrained();
     return total;
   }
 
@@ -297,16 +305,52 @@ final class RdmaWorker extends DrivenWorker {
       closeLane(l);
     }
     rehash(laneKeys.length);
+    checkDrained();
   }
 
-  /** Forgets what {@code path} confirmed; ops still waiting for a confirmation fail with {@code error}. */
+  /**
+   * Forgets what {@code path} confirmed; ops still waiting for a confirmation fail with {@code error}, or, when a new
+   * connection replaced the path's, go to it (nothing of them was posted).
+   */
   private void forgetRegions(RdmaPeer.Path path, TransportError error, String reason) {
+    boolean replaced = path.owner.retiring() && path.owner.alive();
     for (RdmaPeer.RemoteRdmaRegion r : path.regions.values()) {
       inFlight -= r.waiting.size();
-      for (TransferOp op : r.waiting) op.transferFailed(error, reason);
+      for (TransferOp op : r.waiting) {
+        if (replaced) path.owner.submit(op, true);
+        else op.transferFailed(error, reason);
+      }
       r.waiting.clear();
     }
     path.regions.clear();
+  }
+
+  /**
+   * Calls {@code done} once nothing is posted or waiting on {@code path}'s queue pairs any more (its connection is
+   * to be replaced; no new op is posted on it). Dropped if the path leaves first.
+   */
+  void drain(RdmaPeer.Path path, Runnable done) {
+    draining.put(path, done);
+    checkDrained();
+  }
+
+  private void checkDrained() {
+    if (draining.isEmpty()) return;
+    var it = draining.entrySet().iterator();
+    while (it.hasNext()) {
+      var e = it.next();
+      RdmaPeer.Path path = e.getKey();
+      if (!paths.contains(path)) {
+        it.remove();
+        continue;
+      }
+      boolean idle = true;
+      for (RdmaLane l : path.lanes) if (!l.postedParts.isEmpty() || !l.waiting.isEmpty()) idle = false;
+      if (!idle) continue;
+      Runnable done = e.getValue();
+      it.remove();
+      done.run();
+    }
   }
 
   private void closeLane(RdmaLane l) {
@@ -363,6 +407,7 @@ final class RdmaWorker extends DrivenWorker {
     for (RdmaLane l : lanes) closeLane(l);
     lanes.clear();
     paths.clear();
+    draining.clear();
     rehash(16);
     try {
       cq.close();
