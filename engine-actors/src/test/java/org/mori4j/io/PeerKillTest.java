@@ -278,6 +278,54 @@ class PeerKillTest {
   }
 
   /**
+   * registerRemoteEngine asks the peer's engine for a backend handshake and, with no answer, waits handshake-timeout
+   * (10 s). A peer whose process is frozen (SIGSTOP) is alive and answers once it runs again: its registration must
+   * wait and then succeed. A peer whose process is gone (SIGKILL) never answers: its refused control port (the
+   * liveness probe, every 500 ms) must fail the registration well before the timeout, naming the peer and what was
+   * seen. The handshake's wait and probe are the engine's (BackendActor), the same for every backend: run in the
+   * default execution only (one child JVM).
+   */
+  @Test
+  void registeringAnEngineWhoseProcessIsGoneFailsFastButAFrozenOneIsWaitedFor() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeFalse(TestBackends.rdma(),
+        "the handshake's wait and the probe are the same for every backend; run in the default execution");
+    String childKey = "register-kill-target-" + ProcessHandle.current().pid();
+    ConcurrentLinkedQueue<String> childLog = new ConcurrentLinkedQueue<>();
+    Process child = startChild(childKey);
+    IoEngine initiator = null;
+    long limitMs = 5_000; // half the handshake timeout (mori4j.engine.handshake-timeout, 10 s)
+    try {
+      String[] ready = awaitReady(child, childLog);
+      initiator = IoEngine.create("register-kill-initiator-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
+      TestBackends.create(initiator);
+      EngineDesc remoteEngine = initiator.discover(ready[1], Integer.parseInt(ready[2]));
+
+      assertEquals(0, new ProcessBuilder("kill", "-STOP", String.valueOf(child.pid())).inheritIO().start().waitFor());
+      awaitStopped(child.pid());
+      IoEngine ini = initiator;
+      java.util.concurrent.CompletableFuture<Void> frozen = java.util.concurrent.CompletableFuture.runAsync(() -> ini.registerRemoteEngine(remoteEngine));
+      Thread.sleep(1_200); // two probe intervals and more
+      assertFalse(frozen.isDone(), () -> "the registration of a frozen (alive) peer ended: " + frozen);
+      assertEquals(0, new ProcessBuilder("kill", "-CONT", String.valueOf(child.pid())).inheritIO().start().waitFor());
+      frozen.get(10, TimeUnit.SECONDS); // throws if it failed
+      initiator.deregisterRemoteEngine(remoteEngine);
+
+      child.destroyForcibly(); // SIGKILL
+      assertTrue(child.waitFor(10, TimeUnit.SECONDS), "child did not die");
+      long t0 = System.nanoTime();
+      IoEngineException e = assertThrows(IoEngineException.class, () -> ini.registerRemoteEngine(remoteEngine));
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertTrue(ms < limitMs, "registering a killed peer took " + ms + " ms: " + e.getMessage());
+      assertTrue(e.getMessage().contains("'" + childKey + "' is gone") && e.getMessage().contains("refused a connection"), e.getMessage());
+      System.out.println("registering a killed peer (" + TestBackends.describe() + ") failed after " + ms + " ms: " + e.code() + " " + e.getMessage());
+    } finally {
+      child.destroyForcibly();
+      child.waitFor(10, TimeUnit.SECONDS);
+      if (initiator != null) initiator.close();
+    }
+  }
+
+  /**
    * Waits (at most 5 s) until every thread of process {@code pid} is stopped: state {@code T} in each
    * /proc/pid/task/tid/stat. The state is the field after the command name, which is in parentheses and may hold
    * spaces or parentheses itself, hence the last ')'.

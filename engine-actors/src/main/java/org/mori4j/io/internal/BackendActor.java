@@ -50,7 +50,11 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
                         ActorRef<StatusReply<Object>> replyTo)
       implements Command {}
 
-  record HandshakeDone(String peerKey, EngineMessages.HandshakeReply reply, Throwable failure,
+  /**
+   * The end of handshake {@code attempt}: its reply, its failure (no answer within handshake-timeout), or
+   * {@code gone}: the peer's process was found gone before either ({@link PeerLiveness}). The first of these wins.
+   */
+  record HandshakeDone(long attempt, String peerKey, EngineMessages.HandshakeReply reply, Throwable failure, String gone,
                        ActorRef<StatusReply<Object>> replyTo) implements Command {}
 
   public record AcceptHandshake(String fromKey, byte[] request, ActorRef<EngineMessages.HandshakeReply> replyTo)
@@ -68,6 +72,11 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
   private final ActorRef<IoEngineProtocol.Command> engine;
   /** Where the backend hands ops it cannot carry after all. */
   private final TransferPath path;
+  /** Probes a peer whose handshake is unanswered, so that one whose process is gone fails the connect fast. */
+  private final PeerLiveness liveness;
+  /** Handshakes not yet ended (reply, timeout or found gone: the first ends it, the others are dropped). */
+  private final java.util.Set<Long> handshakes = new java.util.HashSet<>();
+  private long nextHandshake;
 
   public static Behavior<Command> create(String engineKey, BackendType type, TransferBackend backend,
                                          EngineSettings settings, ActorRef<IoEngineProtocol.Command> engine, TransferPath path) {
@@ -83,6 +92,7 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
     this.backend = backend;
     this.settings = settings;
     this.engine = engine;
+    this.liveness = PeerLiveness.of(ctx.getSystem());
   }
 
   @Override
@@ -188,14 +198,28 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
   private Behavior<Command> connect(Connect m) {
     byte[] request = backend.handshakeRequest(m.peerKey());
     Duration timeout = settings.handshakeTimeout();
-    getContext().ask(EngineMessages.HandshakeReply.class, m.remoteEngine(), timeout,
-        ref -> new EngineMessages.BackendHandshake(engineKey, type, request, ref, m.ownIncarnation(), m.peerIncarnation()),
-        (reply, failure) -> new HandshakeDone(m.peerKey(), reply, failure, m.replyTo()));
+    long attempt = ++nextHandshake;
+    handshakes.add(attempt);
+    java.util.concurrent.CompletableFuture<EngineMessages.HandshakeReply> answer = org.apache.pekko.actor.typed.javadsl.AskPattern
+        .<IoEngineProtocol.Command, EngineMessages.HandshakeReply>ask(m.remoteEngine(),
+            ref -> new EngineMessages.BackendHandshake(engineKey, type, request, ref, m.ownIncarnation(), m.peerIncarnation()),
+            timeout, getContext().getSystem().scheduler())
+        .toCompletableFuture();
+    getContext().pipeToSelf(answer, (reply, failure) -> new HandshakeDone(attempt, m.peerKey(), reply, failure, null, m.replyTo()));
+    // a peer whose process is gone never answers; its refused control port says so long before the timeout
+    ActorRef<Command> self = getContext().getSelf();
+    liveness.watch(m.remoteEngine().path().address(), answer,
+        why -> self.tell(new HandshakeDone(attempt, m.peerKey(), null, null, why, m.replyTo())));
     return this;
   }
 
   private Behavior<Command> handshakeDone(HandshakeDone m) {
-    if (m.failure() != null) {
+    if (!handshakes.remove(m.attempt())) return this; // ended already (the peer was found gone before its timeout)
+    if (m.gone() != null) {
+      path.meters().connection(type, m.peerKey(), Change.FAILED, "peer gone");
+      m.replyTo().tell(StatusReply.error("engine '" + m.peerKey() + "' is gone: " + m.gone() + "; its " + type
+          + " handshake was not answered and is not waited for (handshake-timeout " + settings.handshakeTimeout().toMillis() + " ms)"));
+    } else if (m.failure() != null) {
       path.meters().connection(type, m.peerKey(), Change.FAILED, "no handshake answer");
       m.replyTo().tell(StatusReply.error("no handshake answer from engine '" + m.peerKey() + "' within "
           + settings.handshakeTimeout().toMillis() + " ms (" + m.failure().getMessage() + ")"));
