@@ -3,8 +3,6 @@ package org.mori4j.io;
 import static org.junit.jupiter.api.Assertions.*;
 import static org.mori4j.io.Bytes.*;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -33,53 +30,15 @@ class PeerKillTest {
   /** One submitted transfer and when it was submitted relative to the kill. */
   private record Sent(TransferStatus status, boolean afterKill, boolean session) {}
 
-  private static Process startChild(String key) throws Exception {
-    String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
-    List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m"));
-    cmd.addAll(TestBackends.childJvmFlags());
-    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), TargetProcessMain.class.getName(), key, String.valueOf(BUF)));
-    ProcessBuilder pb = new ProcessBuilder(cmd);
-    pb.redirectErrorStream(true);
-    return pb.start();
-  }
-
-  /** Reads the child's output until READY; afterwards keeps draining it (for the last lines on failure). */
-  private static String[] awaitReady(Process child, ConcurrentLinkedQueue<String> log) throws Exception {
-    BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-    AtomicReference<String> ready = new AtomicReference<>();
-    CountDownLatch seen = new CountDownLatch(1);
-    Thread drain = new Thread(() -> {
-      try {
-        String line;
-        while ((line = out.readLine()) != null) {
-          if (log.size() < 500) log.add(line);
-          if (line.startsWith("READY ") && ready.get() == null) {
-            ready.set(line);
-            seen.countDown();
-          }
-        }
-      } catch (java.io.IOException ignored) {
-        // the child is gone
-      } finally {
-        seen.countDown();
-      }
-    }, "child-output");
-    drain.setDaemon(true);
-    drain.start();
-    if (!seen.await(60, TimeUnit.SECONDS) || ready.get() == null)
-      fail("child target did not print READY within 60 s; its output:\n" + String.join("\n", log));
-    return ready.get().split(" ");
-  }
-
   @Test
   void childPeerKilledMidFloodFailsEveryTransferWithin20Seconds() throws Exception {
     String childKey = "child-target-" + ProcessHandle.current().pid();
     ConcurrentLinkedQueue<String> childLog = new ConcurrentLinkedQueue<>();
-    Process child = startChild(childKey);
+    Process child = ChildTargets.startChild(childKey, BUF);
     IoEngine initiator = null;
     java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
     try {
-      String[] ready = awaitReady(child, childLog);
+      String[] ready = ChildTargets.awaitReady(child, childLog);
       String host = ready[1];
       int port = Integer.parseInt(ready[2]);
       assertEquals("127.0.0.1", host);
@@ -202,13 +161,13 @@ class PeerKillTest {
         "the confirmation path does not depend on the poll mode; run in the default and rdma-polling-qp1 executions");
     String childKey = "confirm-kill-target-" + ProcessHandle.current().pid();
     ConcurrentLinkedQueue<String> childLog = new ConcurrentLinkedQueue<>();
-    Process child = startChild(childKey);
+    Process child = ChildTargets.startChild(childKey, BUF);
     IoEngine initiator = null;
     java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
     long frozenMs = 1_000; // two probe intervals (mori4j.engine.peer-liveness-probe, 500 ms)
     long limitMs = 5_000; // well under the 10 s question timeout (mori4j.engine.handshake-timeout)
     try {
-      String[] ready = awaitReady(child, childLog);
+      String[] ready = ChildTargets.awaitReady(child, childLog);
       initiator = IoEngine.create("confirm-kill-initiator-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
       TestBackends.create(initiator);
       EngineDesc remoteEngine = initiator.discover(ready[1], Integer.parseInt(ready[2]));
@@ -222,12 +181,12 @@ class PeerKillTest {
       java.io.Writer toChild = new java.io.OutputStreamWriter(child.getOutputStream(), StandardCharsets.UTF_8);
       toChild.write("WRITE " + me.host() + " " + me.port() + " imported\n");
       toChild.flush();
-      assertEquals("WROTE SUCCESS", awaitLine(childLog, "WROTE", Duration.ofSeconds(30)), "the child's write into this engine");
+      assertEquals("WROTE SUCCESS", ChildTargets.awaitLine(childLog, "WROTE", Duration.ofSeconds(30)), "the child's write into this engine");
 
       assertEquals(0, new ProcessBuilder("kill", "-STOP", String.valueOf(child.pid())).inheritIO().start().waitFor());
       // kill(2) returns once the signal is queued; each thread of the child stops when it next enters the kernel. A write
       // sent before its target's I/O thread stopped may still be answered (seen once over TCP), so wait for every thread
-      awaitStopped(child.pid());
+      ChildTargets.awaitStopped(child.pid());
       long stoppedAt = System.nanoTime();
       List<TransferStatus> all = new ArrayList<>();
       ConcurrentLinkedQueue<String> endings = new ConcurrentLinkedQueue<>(); // for the message of a failure below
@@ -243,7 +202,7 @@ class PeerKillTest {
       // a frozen peer is alive (its kernel accepts the probe's connections and buffers TCP data) but answers nothing:
       // over RDMA the confirmation and the revocation wait, over TCP the writes wait for their responses
       for (TransferStatus s : all) assertTrue(s.inProgress(), "a write ended while its peer was only frozen (alive): " + s + "; " + endings
-          + "; the child's state: " + childState(child.pid()));
+          + "; the child's state: " + ChildTargets.childState(child.pid()));
       if (TestBackends.rdma())
         assertFalse(deregistered.isDone(), "the deregistration stopped waiting for a peer that was only frozen (alive)");
 
@@ -291,17 +250,17 @@ class PeerKillTest {
         "the handshake's wait and the probe are the same for every backend; run in the default execution");
     String childKey = "register-kill-target-" + ProcessHandle.current().pid();
     ConcurrentLinkedQueue<String> childLog = new ConcurrentLinkedQueue<>();
-    Process child = startChild(childKey);
+    Process child = ChildTargets.startChild(childKey, BUF);
     IoEngine initiator = null;
     long limitMs = 5_000; // half the handshake timeout (mori4j.engine.handshake-timeout, 10 s)
     try {
-      String[] ready = awaitReady(child, childLog);
+      String[] ready = ChildTargets.awaitReady(child, childLog);
       initiator = IoEngine.create("register-kill-initiator-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
       TestBackends.create(initiator);
       EngineDesc remoteEngine = initiator.discover(ready[1], Integer.parseInt(ready[2]));
 
       assertEquals(0, new ProcessBuilder("kill", "-STOP", String.valueOf(child.pid())).inheritIO().start().waitFor());
-      awaitStopped(child.pid());
+      ChildTargets.awaitStopped(child.pid());
       IoEngine ini = initiator;
       java.util.concurrent.CompletableFuture<Void> frozen = java.util.concurrent.CompletableFuture.runAsync(() -> ini.registerRemoteEngine(remoteEngine));
       Thread.sleep(1_200); // two probe intervals and more
@@ -325,70 +284,16 @@ class PeerKillTest {
     }
   }
 
-  /**
-   * Waits (at most 5 s) until every thread of process {@code pid} is stopped: state {@code T} in each
-   * /proc/pid/task/tid/stat. The state is the field after the command name, which is in parentheses and may hold
-   * spaces or parentheses itself, hence the last ')'.
-   */
-  private static void awaitStopped(long pid) throws InterruptedException {
-    java.nio.file.Path tasks = java.nio.file.Path.of("/proc/" + pid + "/task");
-    long end = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-    String running = "no thread read";
-    for (int i = 0; i < 5_000 && System.nanoTime() < end; i++) {
-      running = null;
-      try (var dirs = java.nio.file.Files.list(tasks)) {
-        for (java.nio.file.Path t : (Iterable<java.nio.file.Path>) dirs::iterator) {
-          String stat;
-          try {
-            stat = java.nio.file.Files.readString(t.resolve("stat"));
-          } catch (java.io.IOException gone) {
-            continue; // a thread that exited meanwhile
-          }
-          char state = stat.charAt(stat.lastIndexOf(')') + 2);
-          if (state != 'T') {
-            running = "thread " + t.getFileName() + " in state " + state;
-            break;
-          }
-        }
-      } catch (java.io.IOException e) {
-        running = e.toString();
-      }
-      if (running == null) return;
-      Thread.sleep(1);
-    }
-    fail("process " + pid + " did not stop within 5 s of SIGSTOP: " + running);
-  }
-
-  /** The State line of /proc/pid/status (T: stopped), for a failure's message. */
-  private static String childState(long pid) {
-    try {
-      return java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/" + pid + "/status")).stream()
-          .filter(l -> l.startsWith("State:")).findFirst().orElse("no State line");
-    } catch (java.io.IOException e) {
-      return e.toString();
-    }
-  }
-
-  /** The first line of the child's output that starts with {@code prefix}, waiting at most {@code limit}. */
-  private static String awaitLine(ConcurrentLinkedQueue<String> log, String prefix, Duration limit) throws InterruptedException {
-    long end = System.nanoTime() + limit.toNanos();
-    while (System.nanoTime() < end) {
-      for (String line : log) if (line.startsWith(prefix)) return line;
-      Thread.sleep(10);
-    }
-    return fail("no line starting with '" + prefix + "' from the child within " + limit + "; its output:\n" + String.join("\n", log));
-  }
-
   @Test
   void frozenPeerIsDeclaredLostAfterThePeerTimeoutButAnIdlePeerIsNot() throws Exception {
     String childKey = "frozen-target-" + ProcessHandle.current().pid();
     ConcurrentLinkedQueue<String> childLog = new ConcurrentLinkedQueue<>();
-    Process child = startChild(childKey);
+    Process child = ChildTargets.startChild(childKey, BUF);
     IoEngine initiator = null;
     java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
     Duration peerTimeout = Duration.ofSeconds(2);
     try {
-      String[] ready = awaitReady(child, childLog);
+      String[] ready = ChildTargets.awaitReady(child, childLog);
       initiator = IoEngine.create("freeze-test-initiator-" + ProcessHandle.current().pid(), IoEngineConfig.loopback());
       TestBackends.create(initiator, TcpBackendConfig.defaults().withPeerTimeout(peerTimeout));
       EngineDesc remoteEngine = initiator.discover(ready[1], Integer.parseInt(ready[2]));

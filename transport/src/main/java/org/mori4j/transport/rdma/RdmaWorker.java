@@ -50,9 +50,7 @@ final class RdmaWorker extends DrivenWorker {
   final PartPoster poster;
   final AccessErrors accessErrors;
   private final List<RdmaLane> lanes = new ArrayList<>();
-  private int[] laneKeys = new int[16];
-  private RdmaLane[] laneValues = new RdmaLane[16];
-  private int laneCount;
+  private final LaneTable byQpn = new LaneTable();
   private final List<RdmaPeer.Path> paths = new ArrayList<>();
   /** Paths whose connection is to be replaced once their queue pairs are idle, with what to do then. */
   private final java.util.Map<RdmaPeer.Path, Runnable> draining = new java.util.IdentityHashMap<>();
@@ -231,7 +229,7 @@ final class RdmaWorker extends DrivenWorker {
   }
 
   int pollCompletions() {
-    if (laneCount == 0 && inFlight == 0) return 0;
+    if (byQpn.size() == 0 && inFlight == 0) return 0;
     int total = 0;
     int n;
     do {
@@ -242,7 +240,7 @@ final class RdmaWorker extends DrivenWorker {
         return total + 1;
       }
       for (int i = 0; i < n; i++) {
-        RdmaLane lane = lane(wcs.qpNumber(i));
+        RdmaLane lane = byQpn.get(wcs.qpNumber(i));
         if (lane == null) continue;
         long wrId = wcs.wrId(i);
         if ((wrId & RECEIVE_TAG) != 0) received(lane, i, (int) wrId);
@@ -282,8 +280,7 @@ final class RdmaWorker extends DrivenWorker {
   void addLane(RdmaLane lane) {
     lanes.add(lane);
     poster.receivesPosted(lane.receiveDepth);
-    if ((laneCount + 1) * 2 > laneKeys.length) rehash(laneKeys.length * 2);
-    putLane(lane);
+    byQpn.add(lane, lanes);
   }
 
   void addPath(RdmaPeer.Path path) {
@@ -304,7 +301,7 @@ final class RdmaWorker extends DrivenWorker {
       lanes.remove(l);
       closeLane(l);
     }
-    rehash(laneKeys.length);
+    byQpn.rebuild(lanes, byQpn.capacity());
     checkDrained();
   }
 
@@ -376,28 +373,6 @@ final class RdmaWorker extends DrivenWorker {
     return lanes.size();
   }
 
-  private RdmaLane lane(int qpn) {
-    int mask = laneKeys.length - 1;
-    for (int i = (qpn * 0x9E3779B9) >>> 8 & mask; laneValues[i] != null; i = (i + 1) & mask) if (laneKeys[i] == qpn) return laneValues[i];
-    return null;
-  }
-
-  private void putLane(RdmaLane l) {
-    int mask = laneKeys.length - 1;
-    int i = (l.qpNumber * 0x9E3779B9) >>> 8 & mask;
-    while (laneValues[i] != null && laneKeys[i] != l.qpNumber) i = (i + 1) & mask;
-    if (laneValues[i] == null) laneCount++;
-    laneKeys[i] = l.qpNumber;
-    laneValues[i] = l;
-  }
-
-  private void rehash(int capacity) {
-    laneKeys = new int[capacity];
-    laneValues = new RdmaLane[capacity];
-    laneCount = 0;
-    for (RdmaLane l : lanes) putLane(l);
-  }
-
   // ---- closing ----
 
   /** Closing: what waits for confirmation and every part fail; queue pairs, the queue and the channel close. */
@@ -408,7 +383,7 @@ final class RdmaWorker extends DrivenWorker {
     lanes.clear();
     paths.clear();
     draining.clear();
-    rehash(16);
+    byQpn.rebuild(lanes, 16);
     try {
       cq.close();
     } catch (RuntimeException e) {
