@@ -250,6 +250,15 @@ public abstract class TransferOp {
     }
   }
 
+  /**
+   * Whether the outcome is already decided (succeeded, failed, cancelled or past its deadline). A backend that has
+   * not yet started moving this op's bytes (an op queued behind a confirmation, a full queue or a connection being
+   * replaced) drops it instead of starting: once {@link #cancelOutcome()} returned, the caller may reuse its buffer.
+   */
+  public final boolean outcomeDecided() {
+    return (int) STATE.getVolatile(guardOwner()) < OPEN;
+  }
+
   /** Ends what {@link #beginLanding()} began. */
   public final void endLanding() {
     STATE.getAndAdd(guardOwner(), -1);

@@ -22,6 +22,8 @@ final class Part {
   boolean notifyPosted;
   /** Only the notification, for a write whose stripes all completed. */
   boolean notifyOnly;
+  /** Whether any work request of the part has been built for posting (a part not begun may still be dropped). */
+  boolean begun;
   /** Sequence number of the part's last work request on its lane (-1 until fully posted). */
   long lastSeq;
   /** Keys and base addresses of the two regions. */
@@ -43,6 +45,7 @@ final class Part {
     this.notify = notify;
     this.notifyPosted = false;
     this.notifyOnly = notifyOnly;
+    this.begun = false;
     this.lastSeq = -1;
     return this;
   }

@@ -42,6 +42,8 @@ final class PartPoster {
 
   /** Checks {@code op} against the owner's registration {@code r} and posts it (or queues it behind its lane's parts). */
   void issue(TransferOp op, RdmaPeer peer, RdmaPeer.Path path, RdmaPeer.RemoteRdmaRegion r) {
+    // cancelled or past its deadline while it waited (for a confirmation, a replacement connection): it never starts
+    if (op.outcomeDecided()) return;
     String bad = check(op, peer, r);
     if (bad != null) {
       op.transferFailed(TransportError.INVALID_ARGS, bad);
@@ -140,6 +142,15 @@ final class PartPoster {
   private boolean post(Part p) {
     RdmaLane lane = p.lane;
     TransferOp op = p.op;
+    if (!p.begun) {
+      if (op.outcomeDecided()) {
+        // it waited for room on the queue and its transfer ended meanwhile: none of it leaves (the status is final,
+        // so this failure only releases the part)
+        failPart(p, TransportError.BAD_STATE, "ended before it was posted");
+        return true;
+      }
+      p.begun = true;
+    }
     long maxWr = worker.settings.maxWorkRequestBytes();
     int half = lane.depth / 2;
     while (!p.fullyPosted()) {
