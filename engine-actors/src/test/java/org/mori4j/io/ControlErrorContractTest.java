@@ -22,32 +22,25 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ControlErrorContractTest {
   private static final long SIZE = 64 << 10;
+  private SnapshotPair snapshot;
   private EnginePair p;
   private final Arena arena = Arena.ofShared();
-  private MemorySegment remoteBefore;
-  private MemorySegment localBefore;
 
   @BeforeAll
   void start() {
-    p = new EnginePair(SIZE);
-    randomize(p.localBuf, 1);
-    randomize(p.remoteBuf, 2);
-    localBefore = arena.allocate(SIZE, 8);
-    remoteBefore = arena.allocate(SIZE, 8);
-    localBefore.copyFrom(p.localBuf);
-    remoteBefore.copyFrom(p.remoteBuf);
+    snapshot = new SnapshotPair(SIZE);
+    p = snapshot.pair;
   }
 
   @AfterAll
   void stop() {
-    if (p != null) p.close();
+    if (snapshot != null) snapshot.close();
     arena.close();
   }
 
   /** The refused calls of a test must not have moved a byte. */
   private void assertNothingMoved() {
-    assertSameBytes(remoteBefore, p.remoteBuf, "remote buffer after refused calls");
-    assertSameBytes(localBefore, p.localBuf, "local buffer after refused calls");
+    snapshot.assertNothingMoved("refused calls");
   }
 
   private static IoEngineException assertControlFails(StatusCode code, org.junit.jupiter.api.function.Executable call, String... fragments) {
@@ -62,8 +55,7 @@ class ControlErrorContractTest {
     String key = p.initiator.key();
     assertControlFails(StatusCode.ERR_INVALID_ARGS, () -> IoEngine.create(key, IoEngineConfig.loopback()), key);
     assertSucceeds(p.initiator.write(p.local, 0, p.remote, 0, 8, 2), "first engine after the refused duplicate");
-    p.localBuf.asSlice(0, 8).copyFrom(localBefore.asSlice(0, 8));
-    remoteBefore.asSlice(0, 8).copyFrom(p.remoteBuf.asSlice(0, 8));
+    snapshot.acceptWrite(8);
   }
 
   @Test
@@ -91,8 +83,7 @@ class ControlErrorContractTest {
     BackendConfig config = TestBackends.rdma() ? TestBackends.rdmaConfig() : TcpBackendConfig.defaults();
     assertControlFails(StatusCode.ERR_BAD_STATE, () -> p.initiator.createBackend(type, config), type.name());
     assertSucceeds(p.initiator.write(p.local, 0, p.remote, 0, 8, 5), "the first " + type + " backend after the refused second one");
-    p.localBuf.asSlice(0, 8).copyFrom(localBefore.asSlice(0, 8));
-    remoteBefore.asSlice(0, 8).copyFrom(p.remoteBuf.asSlice(0, 8));
+    snapshot.acceptWrite(8);
   }
 
   @Test
@@ -155,8 +146,7 @@ class ControlErrorContractTest {
         MemoryLocationType.CPU, p.local.accessKey() ^ 0x10, null);
     assertControlFails(StatusCode.ERR_NOT_FOUND, () -> p.initiator.deregisterMemory(wrongKey));
     assertSucceeds(p.initiator.write(p.local, 0, p.remote, 0, 8, 3), "the real registration survives a forged deregistration");
-    p.localBuf.asSlice(0, 8).copyFrom(localBefore.asSlice(0, 8));
-    remoteBefore.asSlice(0, 8).copyFrom(p.remoteBuf.asSlice(0, 8));
+    snapshot.acceptWrite(8);
   }
 
   @Test
@@ -205,8 +195,7 @@ class ControlErrorContractTest {
         real.controlPath(), real.backends());
     assertControlFails(StatusCode.ERR_INVALID_ARGS, () -> p.initiator.registerRemoteEngine(impostor), real.key());
     assertSucceeds(p.initiator.write(p.local, 0, p.remote, 0, 8, 4), "the real peer still works");
-    p.localBuf.asSlice(0, 8).copyFrom(localBefore.asSlice(0, 8));
-    remoteBefore.asSlice(0, 8).copyFrom(p.remoteBuf.asSlice(0, 8));
+    snapshot.acceptWrite(8);
   }
 
   @Test
@@ -235,7 +224,7 @@ class ControlErrorContractTest {
     assertFalse(p.target.unpublishMemory(name), "a second unpublish finds nothing");
     // the memory itself is still registered: a read (which leaves the remote side as it was) still works
     assertEquals(StatusCode.SUCCESS, p.initiator.read(p.local, 0, p.remote, 0, 4096, p.initiator.allocateTransferUid()).await().code());
-    localBefore.asSlice(0, 4096).copyFrom(p.localBuf.asSlice(0, 4096));
+    snapshot.acceptLocal(4096);
     assertControlFails(StatusCode.ERR_INVALID_ARGS, () -> p.target.unpublishMemory(""));
   }
 
@@ -254,8 +243,7 @@ class ControlErrorContractTest {
       ld = e.registerMemory(seg);
       session = e.createSession(ld, p.remote).orElseThrow();
       assertSucceeds(e.write(ld, 0, p.remote, 0, 8, 1), "before close");
-      p.localBuf.asSlice(0, 8).copyFrom(localBefore.asSlice(0, 8));
-      remoteBefore.asSlice(0, 8).copyFrom(p.remoteBuf.asSlice(0, 8));
+      snapshot.acceptWrite(8);
     } finally {
       e.close();
     }

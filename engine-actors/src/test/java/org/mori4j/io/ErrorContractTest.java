@@ -3,8 +3,6 @@ package org.mori4j.io;
 import static org.junit.jupiter.api.Assertions.*;
 import static org.mori4j.io.Bytes.*;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -23,32 +21,23 @@ import org.junit.jupiter.params.provider.ValueSource;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ErrorContractTest {
   private static final long SIZE = 1 << 20;
+  private SnapshotPair snapshot;
   private EnginePair p;
-  private final Arena arena = Arena.ofShared();
-  private MemorySegment remoteBefore;
-  private MemorySegment localBefore;
 
   @BeforeAll
   void start() {
-    p = new EnginePair(SIZE);
-    randomize(p.localBuf, 1);
-    randomize(p.remoteBuf, 2);
-    localBefore = arena.allocate(SIZE, 8);
-    remoteBefore = arena.allocate(SIZE, 8);
-    localBefore.copyFrom(p.localBuf);
-    remoteBefore.copyFrom(p.remoteBuf);
+    snapshot = new SnapshotPair(SIZE);
+    p = snapshot.pair;
   }
 
   @AfterAll
   void stop() {
-    if (p != null) p.close();
-    arena.close();
+    if (snapshot != null) snapshot.close();
   }
 
   /** The refused transfers of a test must not have moved a byte. */
   private void assertNothingMoved() {
-    assertSameBytes(remoteBefore, p.remoteBuf, "remote buffer after refused transfers");
-    assertSameBytes(localBefore, p.localBuf, "local buffer after refused transfers");
+    snapshot.assertNothingMoved("refused transfers");
   }
 
   private TransferStatus op(String kind, MemoryDesc l, long lo, MemoryDesc r, long ro, long size) {

@@ -60,11 +60,7 @@ class BulkLanesTest {
   }
 
   private void move(byte kind, LocalRegion local, LocalRegion remote, long size) throws InterruptedException {
-    RecordingOp op = new RecordingOp();
-    op.initSingle(kind, local, 0, peerOfA, remote.id(), remote.accessKey(), remote.address(), 0, size, 7);
-    a.submit(op);
-    assertTrue(op.done.await(30, TimeUnit.SECONDS), (kind == TransferOp.WRITE ? "write" : "read") + " of " + size + " B did not end");
-    assertNull(op.error, () -> op.error + ": " + op.message);
+    RecordingOp.moveOrFail(a, peerOfA, kind, local, remote, size);
   }
 
   private static int targetConnectionsOn(TcpIoLoop loop) throws Exception {

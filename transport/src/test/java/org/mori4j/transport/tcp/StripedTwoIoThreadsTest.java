@@ -7,7 +7,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -60,11 +59,7 @@ class StripedTwoIoThreadsTest {
   }
 
   private void move(byte kind, LocalRegion local, LocalRegion remote, long size) throws InterruptedException {
-    RecordingOp op = new RecordingOp();
-    op.initSingle(kind, local, 0, peerOfA, remote.id(), remote.accessKey(), remote.address(), 0, size, 7);
-    a.submit(op);
-    assertTrue(op.done.await(30, TimeUnit.SECONDS), (kind == TransferOp.WRITE ? "write" : "read") + " of " + size + " B did not end");
-    assertNull(op.error, () -> op.error + ": " + op.message);
+    RecordingOp.moveOrFail(a, peerOfA, kind, local, remote, size);
   }
 
   @Test
