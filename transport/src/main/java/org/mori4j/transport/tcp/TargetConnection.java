@@ -22,43 +22,24 @@ import org.mori4j.transport.TransportError;
  * data (a WRITE's, any refusal) collect in {@code acks} and go out together once no further request is
  * already read, so a burst of small writes is answered in a few system calls; a READ's data response
  * goes out after them, in order. While a response is being written, or while {@code acks} is full and
- * the socket will not take it, the connection stops reading, which is the backpressure.
+ * the socket will not take it, the connection stops reading, which is the backpressure. This class reads and
+ * checks requests; writing the responses is its superclass {@link TargetResponder}'s part.
  */
-final class TargetConnection extends TcpConnection {
-  private static final int S_HEADER = 0, S_ENTRIES = 1, S_PAYLOAD = 2, S_DISCARD = 3, S_RESPOND = 4, S_HELLO = 5, S_GPU_PAYLOAD = 6,
-      S_ACKS = 7;
-  /** Room for {@code acks}: it is written out early once less than one refusal (header and message) fits. */
-  private static final int ACKS_CAPACITY = 16 * 1024;
-  private static final byte[] NO_TEXT = new byte[0];
-  private static final ByteBuffer NO_ACKS = ByteBuffer.allocateDirect(0);
-
+final class TargetConnection extends TargetResponder {
   private final TcpBackend backend;
   private final int maxEntries;
   private String peerKey;
   private InboundNotifications.PeerLog notifications;
-  private int stage = S_HEADER;
   private final ByteBuffer header = direct(REQ_HEADER + ENTRY);
-  private boolean inReadable;
   /** Handed to the bulk loop after its hello: this loop no longer touches it. */
   private boolean moved;
   /** Requests whose whole request was in by the end of the last {@link #onReadable} call (the loop's serve-spin reads it). */
   int servedInCall;
   /** Where a refused WRITE's payload is drained; allocated on the first refusal. */
   private ByteBuffer scratch;
-  private final ByteBuffer resp = direct(RESP_HEADER);
-  /**
-   * Responses without data not yet written, in request order (fill mode: position is the end). Empty until
-   * the first response after the hello, so that a connection that never gets that far costs little memory.
-   */
-  private ByteBuffer acks = NO_ACKS;
-  private final ByteBuffer message = direct(MAX_SMALL_PAYLOAD);
   private final BlockCursor cursor = new BlockCursor(new RegionViews());
-  private final ByteBuffer[] iov2 = new ByteBuffer[2];
 
-  /** The request being served: its fields, block list and verdict. */
-  private final TargetRequest rq = new TargetRequest();
   private long discardLeft;
-  private boolean closeAfterResponse;
   /** When the connection was accepted: it must present a valid hello within the connect timeout. */
   private final long openedNanos = System.nanoTime();
   /**
@@ -282,144 +263,6 @@ final class TargetConnection extends TcpConnection {
     else notifications.record(rq.uid, rq.error, rq.errorText);
   }
 
-  /** Queues the response to the current request, which carries no data, and readies for the next request. */
-  private void ack() {
-    if (acks == NO_ACKS) acks = direct(ACKS_CAPACITY);
-    byte[] text = rq.error == null ? NO_TEXT : rq.errorBytes();
-    WireFormat.appendResponse(acks, rq.type == T_WRITE ? T_WRITE_DONE : T_READ_DATA, rq.error == null ? 0 : rq.error.wire(), rq.seq, text.length);
-    acks.put(text);
-    rq.done();
-    stage = S_HEADER;
-    if (acks.remaining() < RESP_HEADER + MAX_SMALL_PAYLOAD) {
-      // the next refusal might not fit: write them now, and read no further until they are out
-      stage = S_ACKS;
-      writeAcks();
-    }
-  }
-
-  /**
-   * Writes queued responses; once all are out, a connection that waited for that ({@code S_ACKS}) reads on.
-   * What the socket does not take waits for it to be writable.
-   */
-  private void writeAcks() {
-    try {
-      acks.flip();
-      if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.ACK_WRITE, 0);
-      write(acks);
-      boolean done = !acks.hasRemaining();
-      acks.compact();
-      // reading goes on only between requests or inside one, not while a response or a full acks waits
-      boolean reading = stage != S_ACKS && stage != S_RESPOND;
-      if (!done) {
-        interest(reading ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_WRITE);
-        return;
-      }
-      if (stage == S_RESPOND) return; // the response in progress goes next
-      interest(SelectionKey.OP_READ);
-      if (stage == S_ACKS) {
-        stage = S_HEADER;
-        if (buffered() && !inReadable) onReadable();
-      }
-    } catch (IOException | RuntimeException e) {
-      fail(TransportError.TRANSPORT, e.toString());
-    }
-  }
-
-  /** Answers a refused hello with its reason; the connection closes once that is out. */
-  private void refuseHello() {
-    byte[] text = rq.errorBytes();
-    message.clear();
-    message.put(text).flip();
-    WireFormat.putResponse(resp, T_HELLO_OK, rq.error.wire(), rq.seq, text.length);
-    resp.flip();
-    sendResponse(null);
-  }
-
-  private BlockCursor responding;
-  /** The response's data comes from GPU memory through the out stager. */
-  private boolean respondingGpu;
-
-  private void sendResponse(BlockCursor data) {
-    responding = data;
-    stage = S_RESPOND;
-    onWritable();
-  }
-
-  @Override
-  void onWritable() {
-    if (dead) return;
-    if (stage != S_RESPOND || acks.position() > 0) {
-      // queued responses go before the one in progress
-      if (acks.position() > 0) writeAcks();
-      if (stage != S_RESPOND || acks.position() > 0 || dead) return;
-    }
-    try {
-      int n;
-      if (respondingGpu) {
-        if (!sendGpu()) return;
-        respondingGpu = false;
-      } else if (responding != null) {
-        n = 0;
-        if (resp.hasRemaining()) responding.iov[n++] = resp;
-        n += responding.fill(n);
-        long before = resp.remaining();
-        long w = write(responding.iov, n);
-        long payload = w - (before - resp.remaining());
-        if (payload > 0) responding.advance(payload);
-      } else {
-        iov2[0] = resp;
-        iov2[1] = message;
-        n = message.hasRemaining() && rq.error != null ? 2 : 1;
-        write(iov2, n);
-      }
-      boolean done = !resp.hasRemaining() && (responding == null ? !(rq.error != null && message.hasRemaining()) : responding.remaining() == 0);
-      if (!done) {
-        interest(SelectionKey.OP_WRITE);
-        return;
-      }
-      if (responding != null) responding.clear();
-      responding = null;
-      if (closeAfterResponse) {
-        closeFor(REFUSED_HELLO, rq.errorText);
-        return;
-      }
-      rq.done();
-      stage = S_HEADER;
-      interest(SelectionKey.OP_READ);
-      // the next request may already sit in the stash, where the selector cannot see it
-      if (buffered() && !inReadable) onReadable();
-    } catch (IOException | RuntimeException e) {
-      fail(TransportError.TRANSPORT, e.toString());
-    }
-  }
-
-  /** Writes the READ response header and the staged GPU data; false while waiting for the socket or a copy. */
-  private boolean sendGpu() throws IOException {
-    GpuStager st = outStager();
-    while (true) {
-      int n = 0;
-      if (resp.hasRemaining()) iov2[n++] = resp;
-      ByteBuffer v = st.remaining() > 0 ? st.next() : null;
-      if (v != null) iov2[n++] = v;
-      if (n == 0) {
-        if (st.remaining() == 0) {
-          st.finish();
-          return true;
-        }
-        interest(0);
-        loop.awaitGpu(this);
-        return false;
-      }
-      long before = resp.remaining();
-      long w = write(iov2, n);
-      long payload = w - (before - resp.remaining());
-      if (payload > 0) st.advance(payload);
-      if (resp.hasRemaining() || (v != null && v.hasRemaining())) {
-        interest(SelectionKey.OP_WRITE);
-        return false;
-      }
-    }
-  }
 
   /**
    * An authenticated initiator idle between requests is not an error (its lanes stay open for later
@@ -459,8 +302,8 @@ final class TargetConnection extends TcpConnection {
     return peerKey == null ? remote + " (before hello)" : remote + " (engine '" + peerKey + "')";
   }
 
-  /** Closes a connection whose peer misbehaved, with one rate-limited WARN per reason. */
-  private void closeFor(String reason, String detail) {
+  @Override
+  void closeFor(String reason, String detail) {
     if (dead) return;
     String who = from();
     closeChannel();
