@@ -7,7 +7,7 @@ import org.mori4j.transport.TransportError;
 /**
  * One stripe of a large single transfer that the TCP backend split over several connections. The parent
  * op completes when the last stripe does; the first failure fails it. Only transfers above the stripe
- * threshold pay for these objects.
+ * threshold pay for these objects; {@link #submitStripes} makes and queues them.
  */
 final class StripePart extends TransferOp {
   private final TransferOp parent;
@@ -31,6 +31,26 @@ final class StripePart extends TransferOp {
 
   int parts() {
     return parts;
+  }
+
+  /** Splits {@code op}, one block, into one stripe per stripe lane of {@code peer} and queues each on its lane's loop. */
+  static void submitStripes(TransferOp op, TcpPeer peer) {
+    int parts = peer.stripes();
+    long total = op.totalBytes();
+    long chunk = (total + parts - 1) / parts;
+    AtomicInteger left = new AtomicInteger(parts);
+    for (int i = 0; i < parts; i++) {
+      long start = i * chunk;
+      long len = Math.min(chunk, total - start);
+      StripePart p = new StripePart(op, left, parts);
+      p.initSingle(op.kind(), op.local(), op.localOffset(0) + start, peer, op.remoteId(), op.remoteAccessKey(),
+          op.remoteAddress(), op.remoteOffset(0) + start, len, op.uid());
+      p.notifyTarget(op.notifyTarget());
+      InitiatorConnection lane = peer.stripeLane(i);
+      p.lane = lane;
+      lane.queued.incrementAndGet();
+      lane.loop.submit(p);
+    }
   }
 
   // a stripe is cancelled with the whole transfer: one guard, and one payload copy of which it is a slice

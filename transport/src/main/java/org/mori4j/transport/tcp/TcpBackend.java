@@ -4,12 +4,10 @@ import static org.mori4j.transport.tcp.WireFormat.*;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -34,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * from registered memory through direct views, large single transfers striped over every lane, batches
  * sent as one request with vectored I/O. The handshake hands the initiator this backend's data address
  * and a per-initiator token, which the initiator must present in its HELLO; a connection without one is
- * refused.
+ * refused ({@link TcpHandshake} keeps that reply's format and the tokens).
  */
 public final class TcpBackend implements TransferBackend {
   private static final Logger log = LoggerFactory.getLogger(TcpBackend.class);
@@ -43,9 +41,8 @@ public final class TcpBackend implements TransferBackend {
   private final TcpSettings settings;
   private final RegionTable regions = new RegionTable();
   private final InboundNotifications inbound = new InboundNotifications();
-  private final ConcurrentHashMap<String, Long> tokens = new ConcurrentHashMap<>();
+  private final TcpHandshake handshake = new TcpHandshake();
   private final ConcurrentHashMap<String, TcpPeer> peers = new ConcurrentHashMap<>();
-  private final SecureRandom random = new SecureRandom();
   private final List<TcpIoLoop> loops = new ArrayList<>();
   private final AtomicInteger nextLoop = new AtomicInteger();
   private ServerSocketChannel server;
@@ -142,7 +139,7 @@ public final class TcpBackend implements TransferBackend {
     try {
       SocketChannel ch;
       while ((ch = server.accept()) != null) {
-        configure(ch);
+        DataSockets.configure(ch, settings);
         TcpIoLoop loop = pickLoop();
         SocketChannel accepted = ch;
         loop.execute(() -> {
@@ -166,10 +163,6 @@ public final class TcpBackend implements TransferBackend {
     return loops.get(Math.floorMod(nextLoop.getAndIncrement(), loops.size()));
   }
 
-  private void configure(SocketChannel ch) throws IOException {
-    DataSockets.configure(ch, settings);
-  }
-
   @Override
   public byte[] handshakeRequest(String peerKey) {
     return engineKey.getBytes(StandardCharsets.UTF_8);
@@ -178,41 +171,21 @@ public final class TcpBackend implements TransferBackend {
   @Override
   public byte[] acceptHandshake(String initiatorKey, byte[] request) {
     if (closed) throw new TransportException(TransportError.BAD_STATE, "TCP backend of " + engineKey + " is closed");
-    String claimed = new String(request, StandardCharsets.UTF_8);
-    if (!claimed.equals(initiatorKey))
-      throw new TransportException(TransportError.INVALID_ARGS, "handshake names engine '" + claimed + "' but came from '" + initiatorKey + "'");
-    long token = random.nextLong();
-    tokens.put(initiatorKey, token);
-    byte[] host = boundAddress.getAddress().getHostAddress().getBytes(StandardCharsets.UTF_8);
-    // whether this target speaks TLS, so that an initiator of the other kind refuses at once instead of
-    // failing inside a handshake one of them does not expect
-    return ByteBuffer.allocate(2 + host.length + 4 + 1 + 8).putShort((short) host.length).put(host)
-        .putInt(boundAddress.getPort()).put((byte) (settings.tls() != null ? 1 : 0)).putLong(token).array();
+    return handshake.accept(initiatorKey, request, boundAddress, settings.tls() != null);
   }
 
+  /** Whether {@code token} is the one this target issued {@code initiatorKey} last (see {@link TcpHandshake}). */
   boolean acceptsToken(String initiatorKey, long token) {
-    Long t = tokens.get(initiatorKey);
-    return t != null && t == token;
+    return handshake.acceptsToken(initiatorKey, token);
   }
 
   @Override
   public Object connect(String peerKey, byte[] reply) {
     if (closed) throw new TransportException(TransportError.BAD_STATE, "TCP backend of " + engineKey + " is closed");
-    InetSocketAddress address;
-    long token;
-    boolean peerTls;
-    try {
-      ByteBuffer b = ByteBuffer.wrap(reply);
-      int hl = b.getShort() & 0xffff;
-      if (hl > 255) throw new IllegalArgumentException("host length " + hl);
-      byte[] host = new byte[hl];
-      b.get(host);
-      address = new InetSocketAddress(new String(host, StandardCharsets.UTF_8), b.getInt());
-      peerTls = b.get() != 0;
-      token = b.getLong();
-    } catch (RuntimeException e) {
-      throw new TransportException(TransportError.INVALID_ARGS, "malformed TCP handshake reply from " + peerKey, e);
-    }
+    TcpHandshake.Reply r = TcpHandshake.parse(peerKey, reply);
+    InetSocketAddress address = r.address();
+    long token = r.token();
+    boolean peerTls = r.tls();
     if (peerTls != (settings.tls() != null))
       throw new TransportException(TransportError.INVALID_ARGS, "engine '" + peerKey + "' runs its TCP data path "
           + (peerTls ? "with TLS" : "without TLS") + " but engine '" + engineKey + "' " + (peerTls ? "without" : "with")
@@ -225,7 +198,7 @@ public final class TcpBackend implements TransferBackend {
         opened.add(ch);
         boolean bulk = i >= peer.regular;
         TlsChannel tls = DataSockets.openAndHello(ch, address, token, bulk, engineKey, settings);
-        configure(ch);
+        DataSockets.configure(ch, settings);
         TcpIoLoop loop = bulk ? bulkLoop : pickLoop();
         // stripes never take the caller-driven path, so a bulk lane needs none of its state
         peer.lanes[i] = new InitiatorConnection(loop, ch, peer, settings.maxBatchEntries(), bulk ? TcpLatency.OFF : latency);
@@ -262,7 +235,7 @@ public final class TcpBackend implements TransferBackend {
   public void disconnect(String peerKey, TransportError error, String reason) {
     TcpPeer p = peers.remove(peerKey);
     if (p != null) p.lost(error, reason);
-    tokens.remove(peerKey);
+    handshake.revoke(peerKey);
   }
 
   @Override
@@ -302,19 +275,7 @@ public final class TcpBackend implements TransferBackend {
 
   @Override
   public String describePeer(Object peer) {
-    if (!(peer instanceof TcpPeer p)) return "TCP";
-    String to = "?";
-    for (InitiatorConnection c : p.lanes) {
-      if (c == null) continue;
-      try {
-        to = String.valueOf(c.channel.getRemoteAddress());
-      } catch (java.io.IOException | RuntimeException e) {
-        to = "closed";
-      }
-      break;
-    }
-    return "TCP, " + p.regular + " connection(s)" + (p.lanes.length > p.regular ? " + " + (p.lanes.length - p.regular) + " bulk" : "")
-        + " to " + to + (p.alive() ? "" : " (lost: " + p.lostReason() + ")");
+    return peer instanceof TcpPeer p ? p.describe() : "TCP";
   }
 
   /** GPU memory on either side passes through pinned host buffers (the target stages its own). */
@@ -349,7 +310,7 @@ public final class TcpBackend implements TransferBackend {
       return;
     }
     if (peer.stripes() > 1 && op.blockCount() == 1 && op.totalBytes() >= settings.stripeThreshold()) {
-      stripe(op, peer);
+      StripePart.submitStripes(op, peer);
       return;
     }
     InitiatorConnection c = peer.lane();
@@ -359,25 +320,6 @@ public final class TcpBackend implements TransferBackend {
     c.queued.incrementAndGet();
     if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.LOOP_SUBMIT, op.uid());
     c.loop.submit(op);
-  }
-
-  private void stripe(TransferOp op, TcpPeer peer) {
-    int parts = peer.stripes();
-    long total = op.totalBytes();
-    long chunk = (total + parts - 1) / parts;
-    AtomicInteger left = new AtomicInteger(parts);
-    for (int i = 0; i < parts; i++) {
-      long start = i * chunk;
-      long len = Math.min(chunk, total - start);
-      StripePart p = new StripePart(op, left, parts);
-      p.initSingle(op.kind(), op.local(), op.localOffset(0) + start, peer, op.remoteId(), op.remoteAccessKey(),
-          op.remoteAddress(), op.remoteOffset(0) + start, len, op.uid());
-      p.notifyTarget(op.notifyTarget());
-      InitiatorConnection lane = peer.stripeLane(i);
-      p.lane = lane;
-      lane.queued.incrementAndGet();
-      lane.loop.submit(p);
-    }
   }
 
   @Override

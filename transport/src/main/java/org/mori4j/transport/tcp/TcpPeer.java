@@ -38,6 +38,22 @@ final class TcpPeer {
     return lostReason;
   }
 
+  /** The peer as {@link TcpBackend#describePeer} names it: its lanes, where they go, and why it was lost. */
+  String describe() {
+    String to = "?";
+    for (InitiatorConnection c : lanes) {
+      if (c == null) continue;
+      try {
+        to = String.valueOf(c.channel.getRemoteAddress());
+      } catch (java.io.IOException | RuntimeException e) {
+        to = "closed";
+      }
+      break;
+    }
+    return "TCP, " + regular + " connection(s)" + (lanes.length > regular ? " + " + (lanes.length - regular) + " bulk" : "")
+        + " to " + to + (alive() ? "" : " (lost: " + lostReason() + ")");
+  }
+
   /** Round-robin choice of a regular lane. */
   InitiatorConnection lane() {
     int n = regular;
