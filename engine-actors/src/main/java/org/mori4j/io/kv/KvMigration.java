@@ -9,7 +9,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.actor.typed.ActorRef;
-import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.StatusCode;
 import org.mori4j.io.TransferStatus;
 import org.mori4j.transport.xgmi.XgmiTrace;
@@ -61,6 +60,8 @@ public final class KvMigration {
   private long[][] announced;
   /** The plans behind {@link #announced}, each layer's dropped once sent: no plan is built in {@link #sendLayers}. */
   private KvTransferPlan[] announcedPlans;
+  /** Builds and makes each engine batch call of this migration. */
+  private final KvBatchCall batchCall;
   private volatile StatusCode code = StatusCode.IN_PROGRESS;
   private volatile String message = "";
   private long bytes;
@@ -83,6 +84,7 @@ public final class KvMigration {
     this.firstChunk = local != null ? local.firstChunkLayers() : 0;
     this.boardSender = board != null ? local.boardSenderId() : 0;
     this.boardIncarnation = board != null ? local.boardIncarnation() : 0;
+    this.batchCall = new KvBatchCall(requestId, mode == Mode.PULL, local, remote, board, boardSender, boardIncarnation);
     if (local != null && mode == Mode.STREAM) {
       try {
         // before the first sendLayers, whose call is part of the time a stream exposes
@@ -258,9 +260,9 @@ public final class KvMigration {
         stopped = true;
         break;
       }
-      Issued is;
+      KvBatchCall.Issued is;
       try {
-        is = call(plan, first ? preUids : null, a, b, first);
+        is = batchCall.call(this, plan, first ? preUids : null, a, b, first);
       } catch (RuntimeException e) {
         if (first) throw e; // as before chunks: the engine's refusal of the first call reaches migrate()'s caller
         String why = "request '" + requestId + "': layers [" + a + ", " + to + ") could not be issued: " + e;
@@ -268,9 +270,9 @@ public final class KvMigration {
         stopped = true;
         break;
       }
-      long[] uids = is.uids;
-      List<TransferStatus> st = is.statuses;
-      if (told != null) told = concat(told, uids);
+      long[] uids = is.uids();
+      List<TransferStatus> st = is.statuses();
+      if (told != null) told = KvBatchCall.concat(told, uids);
       first = false;
       boolean ended;
       synchronized (this) {
@@ -301,40 +303,11 @@ public final class KvMigration {
     return chunk;
   }
 
-  /** One batch call's uids and statuses, in the order of its batches. */
-  private record Issued(long[] uids, List<TransferStatus> statuses) {}
-
-  /** One batch call for {@code plan} (layers [a, b)). */
-  private Issued call(KvTransferPlan plan, long[] preUids, int a, int b, boolean first) {
-    boolean pull = mode == Mode.PULL;
-    List<KvTransferPlan.Batch> batches = plan.batches();
-    int n = batches.size();
-    if (preUids != null && preUids.length != n) throw new IllegalStateException("request '" + requestId + "': layers [" + a + ", " + b
-        + ") announced " + preUids.length + " requests, the plan has " + n);
-    List<MemoryDesc> locals = new ArrayList<>(n), remotes = new ArrayList<>(n);
-    List<long[]> lo = new ArrayList<>(n), ro = new ArrayList<>(n), sizes = new ArrayList<>(n);
-    long[] uids = preUids != null ? preUids : new long[n];
-    for (int i = 0; i < n; i++) {
-      KvTransferPlan.Batch x = batches.get(i);
-      locals.add(local.bufferDesc(pull ? x.dstBuffer() : x.srcBuffer()));
-      remotes.add(remote.buffers().get(pull ? x.srcBuffer() : x.dstBuffer()));
-      lo.add(pull ? x.dstOffsets() : x.srcOffsets());
-      ro.add(pull ? x.srcOffsets() : x.dstOffsets());
-      sizes.add(x.sizes());
-      if (preUids == null) uids[i] = local.engine().allocateTransferUid();
-    }
-    synchronized (this) {
-      bytes += plan.bytes();
-      transfers += plan.transfers();
-      blockSlots += plan.blockSlots();
-    }
-    if (first) {
-      // the receiver's board reader spins from here until the "landed" posts come (a layer's copy takes ~0.2 ms)
-      if (board != null) board.post(KvLandingBoard.KIND_ISSUED, boardSender, boardIncarnation, uids[0]);
-      if (XgmiTrace.ON) XgmiTrace.first(XgmiTrace.PLANNED);
-    }
-    return new Issued(uids, pull ? local.engine().batchRead(locals, lo, remotes, ro, sizes, uids)
-        : local.engine().batchWrite(locals, lo, remotes, ro, sizes, uids));
+  /** Counts what one batch call issues (under this migration's lock, as {@link #bytes} reads it). */
+  synchronized void count(KvTransferPlan plan) {
+    bytes += plan.bytes();
+    transfers += plan.transfers();
+    blockSlots += plan.blockSlots();
   }
 
   /** Counts {@code s} (one of range [from, to)'s statuses) down when it ends; the last one reports the range. */
@@ -369,13 +342,6 @@ public final class KvMigration {
     if (posted) KvHopTrace.mark(KvHopTrace.TOLD, requestId, from, to);
     landed(from, to);
     chunk.complete(new Chunk(from, to, StatusCode.SUCCESS, ""));
-  }
-
-  private static long[] concat(long[] a, long[] b) {
-    if (a.length == 0) return b;
-    long[] c = java.util.Arrays.copyOf(a, a.length + b.length);
-    System.arraycopy(b, 0, c, a.length, b.length);
-    return c;
   }
 
   /** The data of layers [from, to) is in the destination: say so there, then count them. */
