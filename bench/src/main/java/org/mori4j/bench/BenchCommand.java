@@ -9,12 +9,6 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.mori4j.bench.baseline.Baselines;
 import org.mori4j.bench.baseline.GpuCopyBaseline;
-import org.mori4j.io.BackendType;
-import org.mori4j.io.EngineDesc;
-import org.mori4j.io.IoEngine;
-import org.mori4j.io.IoEngineConfig;
-import org.mori4j.io.MemoryDesc;
-import org.mori4j.io.MemoryLocationType;
 import org.mori4j.natives.gpu.GpuRuntime;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
@@ -126,10 +120,6 @@ public final class BenchCommand implements Callable<Integer> {
   /** "cpu" or "gpu", set by {@link #validate()}. */
   private String localMem;
   private String targetMem;
-
-  /** What one engine pass measured: the main rows, the CPU rows of --compare-cpu, and both ends' memory. */
-  private record EngineRun(List<ResultRow> rows, List<ResultRow> cpuRows, String localWhere, String remoteWhere, int remoteGpu,
-                           List<String> paths, String registration, List<String> ratioLines) {}
 
   /** Accepts exactly "read" or "write" (any case) and says which flag and value were wrong otherwise. */
   static final class OpConverter implements ITypeConverter<EngineBenchmark.Op> {
@@ -264,7 +254,9 @@ public final class BenchCommand implements Callable<Integer> {
       out.printf(Locale.ROOT, "  target %s:%d (%s), tcp %s%n", peerHost, peerPort, targetNote, tcp.config());
       if (gpu != null) out.printf(Locale.ROOT, "  gpu runtime %s: %s%n", gpu.name(), gpu.version());
       out.flush();
-      EngineRun run = runEngine(plan, peerHost, peerPort, target, gpu);
+      TcpBenchPass pass = new TcpBenchPass(host, tcp, sweep, localMem, gpuDevice, compareCpu, compareCpuRounds);
+      TcpBenchPass.EngineRun run = pass.run(plan, peerHost, peerPort, target, gpu);
+      capacity = pass.capacity();
       List<ResultRow> rows = run.rows();
       boolean gpuRun = !run.localWhere().equals("cpu") || !run.remoteWhere().equals("cpu");
       out.print(ResultTable.render(title(run.localWhere(), run.remoteWhere()), rows));
@@ -341,81 +333,5 @@ public final class BenchCommand implements Callable<Integer> {
   private String title(String localWhere, String remoteWhere) {
     String mem = localWhere.equals("cpu") && remoteWhere.equals("cpu") ? "cpu memory" : localWhere + " <-> target " + remoteWhere + " memory";
     return sweep.title(mem);
-  }
-
-  private EngineRun runEngine(SweepPlan plan, String peerHost, int peerPort, TargetProcess target, GpuRuntime gpu) {
-    String key = "initiator-" + ProcessHandle.current().pid();
-    // closed after the engine (resources close in reverse order): the engine may touch the buffers until then
-    try (BenchBuffers buffers = new BenchBuffers(); IoEngine engine = IoEngine.create(key, new IoEngineConfig(host, 0))) {
-      engine.createBackend(BackendType.TCP, tcp.config());
-      EngineDesc remoteEngine = engine.discover(peerHost, peerPort);
-      engine.registerRemoteEngine(remoteEngine);
-      MemoryDesc remote = lookup(engine, remoteEngine, ServeCommand.BUFFER_NAME, "");
-      boolean localGpu = localMem.equals("gpu");
-      MemoryDesc remoteCpu = compareCpu
-          ? lookup(engine, remoteEngine, ServeCommand.CPU_BUFFER_NAME, " (start serve with --cpu-buffer for --compare-cpu)") : null;
-      int passes = compareCpu ? 2 : 1;
-      ProgressBar progress = ProgressBar.forConsole(passes * plan.points().size() * Math.max(1, compareCpuRounds));
-      try {
-        List<String> paths = new ArrayList<>();
-        List<ResultRow> rows, cpuRows;
-        List<String> ratios = List.of();
-        if (compareCpuRounds > 0) {
-          Runnable alive = () -> {
-            if (target != null && !target.alive()) throw new IllegalStateException("target process died" + target.stderrTail());
-          };
-          EngineBenchmark g = bench(plan, engine, buffers, localGpu ? gpu : null, remote, true);
-          EngineBenchmark c = bench(plan, engine, buffers, null, remoteCpu, false);
-          CpuGpuRounds.Result r = CpuGpuRounds.run(plan.points(), g, c, compareCpuRounds, sweep, progress, alive);
-          rows = r.gpuRows();
-          cpuRows = r.cpuRows();
-          ratios = r.ratioLines();
-          paths.add("path of every row: " + g.pathLine());
-          paths.add("path of every cpu row: " + c.pathLine());
-        } else {
-          rows = pass(plan, engine, buffers, localGpu ? gpu : null, remote, target, progress, "", paths);
-          cpuRows = compareCpu ? pass(plan, engine, buffers, null, remoteCpu, target, progress, "cpu ", paths) : List.of();
-        }
-        // which way the small requests went (a run's latency mode shows here: spins that expire park the caller)
-        paths.add(String.format("tcp caller-drive (this engine, all rows and warm-up): sent %d, read by the caller %d,"
-              + " spin expired %d, handed off %d, abandoned %d", org.mori4j.transport.tcp.CallerDriveStats.sent(),
-              org.mori4j.transport.tcp.CallerDriveStats.driven(), org.mori4j.transport.tcp.CallerDriveStats.spinExpired(),
-              org.mori4j.transport.tcp.CallerDriveStats.handedOff(), org.mori4j.transport.tcp.CallerDriveStats.abandoned()));
-        boolean remoteOnGpu = remote.location() == MemoryLocationType.GPU;
-        return new EngineRun(rows, cpuRows, localGpu ? "GPU" + gpuDevice : "cpu", remoteOnGpu ? "GPU" + remote.deviceId() : "cpu",
-            remoteOnGpu ? remote.deviceId() : -1, paths, "registration (this engine): " + engine.registrationStats(), ratios);
-      } finally {
-        progress.finish();
-      }
-    }
-  }
-
-  private static MemoryDesc lookup(IoEngine engine, EngineDesc remoteEngine, String name, String hint) {
-    return engine.lookupMemory(remoteEngine, name).orElseThrow(() ->
-        new IllegalStateException("target " + remoteEngine.key() + " publishes no '" + name + "'" + hint));
-  }
-
-  /** The benchmark from a new local buffer on {@code gpu}'s {@link #gpuDevice} (host memory when null) to {@code remote}. */
-  private EngineBenchmark bench(SweepPlan plan, IoEngine engine, BenchBuffers buffers, GpuRuntime gpu, MemoryDesc remote, boolean main) {
-    long localBytes = Math.min(plan.bufferBytes(), remote.size());
-    BenchMemory local = buffers.add(gpu != null ? BenchMemory.gpu(engine, gpu, gpuDevice, localBytes) : BenchMemory.host(engine, localBytes));
-    // same memory type as the local buffer, so a gpu<->gpu run reads its samples back over the same path
-    BenchMemory scratch = buffers.add(gpu != null ? BenchMemory.gpu(engine, gpu, gpuDevice, 2 * EngineBenchmark.SAMPLE_BYTES)
-        : BenchMemory.host(engine, 2 * EngineBenchmark.SAMPLE_BYTES));
-    EngineBenchmark bench = sweep.benchmark(engine, local, remote, scratch);
-    if (main) capacity = bench.capacity();
-    return bench;
-  }
-
-  /** One sweep against {@code remote}, from a local buffer on {@code gpu}'s {@link #gpuDevice} (host memory when null). */
-  private List<ResultRow> pass(SweepPlan plan, IoEngine engine, BenchBuffers buffers, GpuRuntime gpu, MemoryDesc remote, TargetProcess target,
-                               ProgressBar progress, String label, List<String> paths) {
-    EngineBenchmark bench = bench(plan, engine, buffers, gpu, remote, label.isEmpty());
-    List<ResultRow> rows = bench.sweep(plan.points(), sweep.iters, sweep.warmupIters, sweep.warmupNanos(), progress, label, () -> {
-      if (target != null && !target.alive()) throw new IllegalStateException("target process died" + target.stderrTail());
-    });
-    // every row of a pass moves the same pair of buffers, so one explanation names the path of each of them
-    paths.add("path of every " + (label.isEmpty() ? "" : label) + "row: " + bench.pathLine());
-    return rows;
   }
 }
