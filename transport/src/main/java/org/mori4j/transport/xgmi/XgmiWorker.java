@@ -1,12 +1,10 @@
 package org.mori4j.transport.xgmi;
 
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.transport.BackendListener;
-import org.mori4j.transport.DrivenWorker;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.RegionConfirmer;
 import org.mori4j.transport.TransferOp;
@@ -37,19 +35,17 @@ import org.slf4j.LoggerFactory;
  * submits as usual, and the worker skips the round (it comes again at once); the submitter holds it for the table
  * copy, the upload and the launch calls, as a worker round does. Failures there end the op with the worker's own
  * messages; everything else (a region to confirm, a mapping to open, a slot to create) is left to the worker.
+ * Confirming regions with their owners and revoking them is the part of its superclass {@link RegionConfirmingWorker}.
  */
-final class XgmiWorker extends DrivenWorker {
+final class XgmiWorker extends RegionConfirmingWorker {
   private static final Logger log = LoggerFactory.getLogger(XgmiWorker.class);
   /** How long the worker spins for new work once the GPU is idle before it parks: 50 us on 8 or more processors, else 0. */
   static final long IDLE_SPIN_NANOS = Runtime.getRuntime().availableProcessors() >= 8 ? 50_000L : 0L;
 
-  private final String engineKey;
   private final GpuRuntime gpu;
   private final XgmiSettings settings;
-  private final RegionConfirmer confirmer;
   /** How remote regions are reached from here: addresses, IPC mappings, fallback (worker only). */
   private final RegionAccess access;
-  private final long[] devicePci;
   /** What is on the GPU: pools, kernel, peer access (worker only). */
   private final DeviceTransfers transfers;
   /** Checks an op against the owner's answer and puts it on the GPU (whoever holds the turn). */
@@ -58,10 +54,6 @@ final class XgmiWorker extends DrivenWorker {
   private final FusedIssue fused;
   /** Ops that found no free event slot, in order; worker only. */
   private final ArrayDeque<TransferOp> backlog = new ArrayDeque<>();
-  /** Peers that have had a region here; worker only. */
-  private final List<XgmiPeer> knownPeers = new ArrayList<>();
-  // worker only
-  private int waitingForOwner;
   /** Ops the polls found done, reported once the turn is free; worker only. */
   private final CompletedOps done = new CompletedOps();
   /** Set while a poll runs under the turn: its completions go to {@link #done}. */
@@ -86,12 +78,9 @@ final class XgmiWorker extends DrivenWorker {
 
   XgmiWorker(String engineKey, GpuRuntime gpu, XgmiSettings settings, RegionConfirmer confirmer, BackendListener listener, long[] devicePci,
              boolean[][] peerAccess) {
-    super("xgmi-" + engineKey);
-    this.engineKey = engineKey;
+    super(engineKey, confirmer, devicePci);
     this.gpu = gpu;
     this.settings = settings;
-    this.confirmer = confirmer;
-    this.devicePci = devicePci;
     this.transfers = new DeviceTransfers(engineKey, gpu, settings, peerAccess, listener);
     this.access = new RegionAccess(name(), gpu, transfers, listener);
     this.issuer = new XgmiIssuer(settings, access, transfers);
@@ -281,67 +270,9 @@ final class XgmiWorker extends DrivenWorker {
     return issuer.issue(op, r);
   }
 
-  private void askOwner(RemoteRegion r) {
-    RegionConfirmer.Answer answer = new RegionConfirmer.Answer() {
-      @Override
-      public void registered(long address, long size, byte[] xgmiData) {
-        execute(() -> confirmed(r, address, size, xgmiData, null, null));
-      }
-
-      @Override
-      public void refused(TransportError error, String reason) {
-        execute(() -> confirmed(r, 0, 0, null, error, reason));
-      }
-    };
-    try {
-      confirmer.confirm(r.peer.key, r.id, r.accessKey, answer);
-    } catch (RuntimeException e) {
-      answer.refused(TransportError.TRANSPORT, "cannot ask engine '" + r.peer.key + "' about memory id " + r.id + ": " + e.getMessage());
-    }
-  }
-
-  /** The owner answered about {@code r} (worker thread, or the closer once the worker is gone). */
-  private void confirmed(RemoteRegion r, long address, long size, byte[] data, TransportError error, String reason) {
-    if (r.state != RemoteRegion.State.CONFIRMING) return; // revoked meanwhile: its ops were failed then
-    List<TransferOp> waiting = new ArrayList<>(r.waiting);
-    r.waiting.clear();
-    waitingForOwner -= waiting.size();
-    if (error == null && !closing) {
-      String bad = XgmiMemoryData.check(data);
-      if (bad != null) {
-        error = TransportError.INVALID_ARGS;
-        reason = "engine '" + r.peer.key + "' has no usable XGMI data for memory id " + r.id + " (" + bad + ")";
-      } else if (size <= 0) {
-        error = TransportError.INVALID_ARGS;
-        reason = "engine '" + r.peer.key + "' reported memory id " + r.id + " with size " + size;
-      }
-    }
-    if (closing && error == null) {
-      error = TransportError.BAD_STATE;
-      reason = "XGMI backend of engine '" + engineKey + "' is closed";
-    }
-    if (error != null) {
-      r.state = RemoteRegion.State.REVOKED;
-      r.peer.forget(r);
-      for (TransferOp op : waiting) {
-        if (op.remoteAccessKey() == r.accessKey || closing) op.transferFailed(error, reason);
-        else retry(op); // another key for the same id: its own question to the owner
-      }
-      return;
-    }
-    r.confirmed(address, size, data);
-    r.localDevice = r.peer.sameProcess ? r.ownerDevice : localOrdinal(r.pciLocation);
-    for (TransferOp op : waiting) retry(op);
-  }
-
-  private void retry(TransferOp op) {
+  @Override
+  void retry(TransferOp op) {
     if (!backlog.isEmpty() || !process(op)) backlog.addLast(op);
-  }
-
-  private int localOrdinal(long pci) {
-    if (pci < 0) return -1;
-    for (int d = 0; d < devicePci.length; d++) if (devicePci[d] == pci) return d;
-    return -1;
   }
 
   /** Completes the ops whose events have completed; returns how many. */
@@ -369,35 +300,9 @@ final class XgmiWorker extends DrivenWorker {
     }
   }
 
-  /** Closes a revoked region's mappings and tells whoever waits for that. */
-  private void release(RemoteRegion r) {
+  @Override
+  void closeMappings(RemoteRegion r) {
     access.closeMappings(r);
-    Runnable done = r.onReleased;
-    r.onReleased = null;
-    if (done != null) runSafely(done);
-  }
-
-  /** Worker task: {@code r}'s owner deregistered it (or its peer went): no new op reaches it, its mappings close once idle. */
-  void revoke(RemoteRegion r, TransportError error, String reason, Runnable done) {
-    if (r.state == RemoteRegion.State.REVOKED) {
-      if (done != null) runSafely(done);
-      return;
-    }
-    boolean confirming = r.state == RemoteRegion.State.CONFIRMING;
-    r.state = RemoteRegion.State.REVOKED;
-    r.peer.forget(r);
-    if (confirming) {
-      waitingForOwner -= r.waiting.size();
-      for (TransferOp op : r.waiting) op.transferFailed(error, reason);
-      r.waiting.clear();
-    }
-    r.onReleased = done;
-    if (r.inFlight == 0) release(r);
-  }
-
-  /** Worker task: every region of {@code peer}. */
-  void revokeAll(XgmiPeer peer, TransportError error, String reason) {
-    for (RemoteRegion r : new ArrayList<>(peer.regions.values())) revoke(r, error, reason, null);
   }
 
   /** Closing: queued ops failed by the base; here the backlog, what is on the GPU (run to its end), the peers' regions. */
