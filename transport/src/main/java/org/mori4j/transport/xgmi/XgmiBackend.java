@@ -2,8 +2,6 @@ package org.mori4j.transport.xgmi;
 
 import org.mori4j.transport.RegionConfirmer;
 import org.mori4j.transport.ServeRefusal;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
@@ -35,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * looks like XGMI's is left out for a reason worth knowing (no peer access between the devices, memory
  * that cannot be exported) it is logged once per peer. Because the owner never sees a request, every region
  * is confirmed with its owner before the first copy ({@link RegionConfirmer}); every copy is bounded by that
- * answer. The target is not notified of writes ({@link #inbound()} stays empty), as in MORI's XGMI backend.
+ * answer. The target is not notified of writes ({@link #inbound()} stays empty), as in MORI's XGMI backend. The
+ * handshake's messages and checks are {@link XgmiHandshake}'s.
  */
 public final class XgmiBackend implements TransferBackend {
   private static final Logger log = LoggerFactory.getLogger(XgmiBackend.class);
@@ -123,48 +122,20 @@ public final class XgmiBackend implements TransferBackend {
 
   @Override
   public byte[] handshakeRequest(String peerKey) {
-    byte[] key = engineKey.getBytes(StandardCharsets.UTF_8);
-    byte[] host = XgmiHost.local().encode();
-    return ByteBuffer.allocate(2 + key.length + host.length).putShort((short) key.length).put(key).put(host).array();
+    return XgmiHandshake.request(engineKey);
   }
 
   @Override
   public byte[] acceptHandshake(String initiatorKey, byte[] request) {
     if (closed) throw new TransportException(TransportError.BAD_STATE, "XGMI backend of engine '" + engineKey + "' is closed");
-    XgmiHost host;
-    try {
-      ByteBuffer b = ByteBuffer.wrap(request);
-      int n = b.getShort() & 0xffff;
-      if (n > b.remaining()) throw new IllegalArgumentException("key length " + n);
-      byte[] key = new byte[n];
-      b.get(key);
-      String claimed = new String(key, StandardCharsets.UTF_8);
-      if (!claimed.equals(initiatorKey))
-        throw new TransportException(TransportError.INVALID_ARGS, "XGMI handshake names engine '" + claimed + "' but came from '" + initiatorKey + "'");
-      byte[] rest = new byte[b.remaining()];
-      b.get(rest);
-      host = XgmiHost.decode(rest);
-    } catch (RuntimeException e) {
-      if (e instanceof TransportException te) throw te;
-      throw new TransportException(TransportError.INVALID_ARGS, "malformed XGMI handshake from '" + initiatorKey + "': " + e.getMessage(), e);
-    }
-    if (!XgmiHost.local().sameHost(host))
-      throw new TransportException(TransportError.INVALID_ARGS, "engine '" + initiatorKey + "' runs on " + host + ", not on this host ("
-          + XgmiHost.local() + "): XGMI reaches only engines of one host");
+    XgmiHandshake.checkRequest(initiatorKey, request);
     return XgmiHost.local().encode();
   }
 
   @Override
   public Object connect(String peerKey, byte[] handshakeReply) {
     if (closed || worker == null) throw new TransportException(TransportError.BAD_STATE, "XGMI backend of engine '" + engineKey + "' is not running");
-    XgmiHost host;
-    try {
-      host = XgmiHost.decode(handshakeReply);
-    } catch (IllegalArgumentException e) {
-      throw new TransportException(TransportError.INVALID_ARGS, "malformed XGMI handshake reply from '" + peerKey + "': " + e.getMessage(), e);
-    }
-    if (!XgmiHost.local().sameHost(host))
-      throw new TransportException(TransportError.INVALID_ARGS, "engine '" + peerKey + "' runs on " + host + ", not on this host");
+    XgmiHost host = XgmiHandshake.replyHost(peerKey, handshakeReply);
     XgmiPeer peer = new XgmiPeer(peerKey, host, XgmiHost.local().sameProcess(host));
     XgmiPeer old = peers.put(peerKey, peer);
     if (old != null) drop(old, TransportError.PEER_LOST, "replaced by a new connection");
