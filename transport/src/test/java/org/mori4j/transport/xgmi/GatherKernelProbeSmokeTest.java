@@ -17,19 +17,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.mori4j.natives.gpu.DeviceBuffer;
-import org.mori4j.natives.gpu.DeviceMemoryInfo;
 import org.mori4j.natives.gpu.Dim3;
+import org.mori4j.natives.gpu.ForwardingGpuRuntime;
 import org.mori4j.natives.gpu.GpuEvent;
-import org.mori4j.natives.gpu.GpuModule;
 import org.mori4j.natives.gpu.GpuModule.GpuFunction;
-import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.gpu.GpuStream;
-import org.mori4j.natives.gpu.HostRegistration;
-import org.mori4j.natives.gpu.IpcMapping;
 import org.mori4j.natives.gpu.KernelArgs;
-import org.mori4j.natives.gpu.PinnedBuffer;
-import org.mori4j.natives.gpu.PointerInfo;
 
 /**
  * {@link GatherKernelProbe}'s two-device run (push and pull, the gate and its self-check, the mapped-table variant, a
@@ -116,13 +109,14 @@ class GatherKernelProbeSmokeTest {
    * The in-memory device with what the probe needs beyond it: timing events (a stamp kernel before each recorded
    * event, in stream order, gives its host time) and an occupancy answer.
    */
-  private static final class Stamped implements GpuRuntime {
+  private static final class Stamped extends ForwardingGpuRuntime {
     static final Map<Long, Long> STAMPS = new ConcurrentHashMap<>();
     private static final AtomicLong IDS = new AtomicLong();
     private final HostBackedGpuRuntime d;
     private final Map<Integer, GpuFunction> stamp = new ConcurrentHashMap<>();
 
     Stamped(HostBackedGpuRuntime d) {
+      super(d);
       this.d = d;
     }
 
@@ -130,41 +124,7 @@ class GatherKernelProbeSmokeTest {
       return stamp.computeIfAbsent(device, dv -> d.loadModule(dv, d.compile(dv, "extern \"C\" __global__ void probe_stamp(u64 id) {}", "stamp.cu")).function("probe_stamp"));
     }
 
-    @Override public String name() { return d.name(); }
-    @Override public String version() { return d.version(); }
-    @Override public int deviceCount() { return d.deviceCount(); }
-    @Override public String deviceName(int device) { return d.deviceName(device); }
-    @Override public int computeCapability(int device) { return d.computeCapability(device); }
-    @Override public int multiprocessorCount(int device) { return d.multiprocessorCount(device); }
-    @Override public String pciBusId(int device) { return d.pciBusId(device); }
-    @Override public DeviceMemoryInfo memoryInfo(int device) { return d.memoryInfo(device); }
-    @Override public DeviceBuffer allocDevice(int device, long size) { return d.allocDevice(device, size); }
-    @Override public PinnedBuffer allocPinned(long size) { return d.allocPinned(size); }
-    @Override public long mappedPointer(PinnedBuffer buffer, int device) { return d.mappedPointer(buffer, device); }
-    @Override public HostRegistration registerHost(MemorySegment segment) { return d.registerHost(segment); }
-    @Override public void copyHostToDevice(long dst, MemorySegment src, long size) { d.copyHostToDevice(dst, src, size); }
-    @Override public void copyDeviceToHost(MemorySegment dst, long src, long size) { d.copyDeviceToHost(dst, src, size); }
-    @Override public void copyDeviceToDevice(long dst, long src, long size) { d.copyDeviceToDevice(dst, src, size); }
-    @Override public void copyPeer(long dst, int dstDevice, long src, int srcDevice, long size) { d.copyPeer(dst, dstDevice, src, srcDevice, size); }
-    @Override public void copyHostToDeviceAsync(long dst, MemorySegment src, long size, GpuStream s) { d.copyHostToDeviceAsync(dst, src, size, s); }
-    @Override public void copyDeviceToHostAsync(MemorySegment dst, long src, long size, GpuStream s) { d.copyDeviceToHostAsync(dst, src, size, s); }
-    @Override public void copyDeviceToDeviceAsync(long dst, long src, long size, GpuStream s) { d.copyDeviceToDeviceAsync(dst, src, size, s); }
-    @Override public void copyPeerAsync(long dst, int dd, long src, int sd, long size, GpuStream s) { d.copyPeerAsync(dst, dd, src, sd, size, s); }
-    @Override public void fill(long dst, byte value, long size) { d.fill(dst, value, size); }
-    @Override public GpuStream createStream(int device) { return d.createStream(device); }
-    @Override public byte[] ipcHandle(long devicePointer) { return d.ipcHandle(devicePointer); }
-    @Override public IpcMapping openIpcHandle(int device, byte[] handle) { return d.openIpcHandle(device, handle); }
-    @Override public PointerInfo pointerInfo(long address) { return d.pointerInfo(address); }
-    @Override public byte[] compile(int device, String source, String name, String... options) { return d.compile(device, source, name, options); }
-    @Override public GpuModule loadModule(int device, byte[] image) { return d.loadModule(device, image); }
-    @Override public boolean canAccessPeer(int device, int peer) { return d.canAccessPeer(device, peer); }
-    @Override public void enablePeerAccess(int device, int peer) { d.enablePeerAccess(device, peer); }
     @Override public int maxActiveBlocksPerMultiprocessor(GpuFunction f, int threads, int shared) { return 2048 / threads; }
-
-    @Override
-    public void launch(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
-      d.launch(function, grid, block, sharedMemBytes, stream, args);
-    }
 
     @Override
     public GpuEvent createEvent(int device, boolean timing) {
