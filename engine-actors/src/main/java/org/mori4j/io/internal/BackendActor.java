@@ -78,13 +78,15 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
   private final java.util.Set<Long> handshakes = new java.util.HashSet<>();
   private long nextHandshake;
 
+  /** {@code liveness}: the engine's probe of silent peers, shared with its region confirmations ({@link XgmiControl}). */
   public static Behavior<Command> create(String engineKey, BackendType type, TransferBackend backend,
-                                         EngineSettings settings, ActorRef<IoEngineProtocol.Command> engine, TransferPath path) {
-    return Behaviors.setup(ctx -> new BackendActor(ctx, engineKey, type, backend, settings, engine, path));
+                                         EngineSettings settings, ActorRef<IoEngineProtocol.Command> engine, TransferPath path,
+                                         PeerLiveness liveness) {
+    return Behaviors.setup(ctx -> new BackendActor(ctx, engineKey, type, backend, settings, engine, path, liveness));
   }
 
   private BackendActor(ActorContext<Command> ctx, String engineKey, BackendType type, TransferBackend backend,
-                       EngineSettings settings, ActorRef<IoEngineProtocol.Command> engine, TransferPath path) {
+                       EngineSettings settings, ActorRef<IoEngineProtocol.Command> engine, TransferPath path, PeerLiveness liveness) {
     super(ctx);
     this.path = path;
     this.engineKey = engineKey;
@@ -92,7 +94,7 @@ public final class BackendActor extends AbstractBehavior<BackendActor.Command> {
     this.backend = backend;
     this.settings = settings;
     this.engine = engine;
-    this.liveness = PeerLiveness.of(ctx.getSystem());
+    this.liveness = liveness;
   }
 
   @Override

@@ -138,7 +138,7 @@ final class BackendLifecycle {
     }
     backend.inbound().listener(path.inboundLanded());
     ActorRef<BackendActor.Command> actor = ctx.spawn(
-        BackendActor.create(engineKey, type, backend, settings, ctx.getSelf(), path),
+        BackendActor.create(engineKey, type, backend, settings, ctx.getSelf(), path, xgmi.liveness()),
         // numbered: a removed backend's actor may still be stopping when the same type is created again, and a
         // reused name would fail the spawn (InvalidActorNameException) and with it the whole engine actor
         "backend-" + type.name().toLowerCase() + "-" + (++backendIncarnation),

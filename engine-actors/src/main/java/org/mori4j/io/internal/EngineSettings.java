@@ -88,6 +88,24 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     return notNegative(path, c.getDuration(path).toNanos());
   }
 
+  /**
+   * A setting at {@code path} (full path) that is a positive duration or {@code off} (HOCON reads a bare {@code off} as
+   * false): null for off; a value that is neither, or not positive, is refused naming the path and the value.
+   */
+  static Duration positiveOrOff(Config root, String path) {
+    ConfigValueType type = root.getValue(path).valueType();
+    if (type == ConfigValueType.BOOLEAN && !root.getBoolean(path)) return null;
+    if (type == ConfigValueType.STRING && root.getString(path).trim().equalsIgnoreCase("off")) return null;
+    Duration d;
+    try {
+      d = root.getDuration(path);
+    } catch (com.typesafe.config.ConfigException e) {
+      throw new IllegalArgumentException(path + " must be a duration or off: '" + root.getValue(path).unwrapped() + "'", e);
+    }
+    if (d.isZero() || d.isNegative()) throw new IllegalArgumentException(path + " must be positive or off: " + d);
+    return d;
+  }
+
   private static long notNegative(String name, long nanos) {
     if (nanos < 0) throw new IllegalArgumentException("mori4j." + name + " must not be negative: " + nanos + " ns");
     return nanos;
@@ -107,9 +125,7 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
   static StagingTuning stagingTuning(Config tcp) {
     int pieces = tcp.getInt("gpu-staging-pieces");
     if (pieces < 1 || pieces > 64) throw new IllegalArgumentException("mori4j.tcp.gpu-staging-pieces must be in 1..64: " + pieces);
-    long spin = tcp.getDuration("gpu-copy-spin").toNanos();
-    if (spin < 0 || spin > 10_000_000L) throw new IllegalArgumentException("mori4j.tcp.gpu-copy-spin must be in 0..10ms: " + spin + " ns");
-    return new StagingTuning(pieces, spin);
+    return new StagingTuning(pieces, TcpLatencySetup.nanos(tcp, "gpu-copy-spin"));
   }
 
   private static int stagingChunk(long bytes) {

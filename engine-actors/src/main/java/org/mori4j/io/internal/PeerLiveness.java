@@ -1,7 +1,6 @@
 package org.mori4j.io.internal;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigValueType;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
@@ -69,17 +68,7 @@ final class PeerLiveness {
 
   /** {@code mori4j.engine.peer-liveness-probe}: a positive duration, or {@code off} (null). */
   static Duration probeInterval(Config root) {
-    String path = "mori4j.engine.peer-liveness-probe";
-    if (root.getValue(path).valueType() == ConfigValueType.BOOLEAN && !root.getBoolean(path)) return null;
-    if (root.getValue(path).valueType() == ConfigValueType.STRING && root.getString(path).trim().equalsIgnoreCase("off")) return null;
-    Duration d;
-    try {
-      d = root.getDuration(path);
-    } catch (com.typesafe.config.ConfigException e) {
-      throw new IllegalArgumentException(path + " must be a duration or off: '" + root.getValue(path).unwrapped() + "'", e);
-    }
-    if (d.isZero() || d.isNegative()) throw new IllegalArgumentException(path + " must be positive or off: " + d);
-    return d;
+    return EngineSettings.positiveOrOff(root, "mori4j.engine.peer-liveness-probe");
   }
 
   /** Artery over TCP or TLS (the default), or classic remoting (TCP): a peer's control address is a TCP listener. */

@@ -25,7 +25,8 @@ final class TcpLatencySetup {
     return n;
   }
 
-  private static long nanos(Config tcp, String key) {
+  /** A duration setting of {@code mori4j.tcp} from 0 to 10 ms (the spins), in nanoseconds. */
+  static long nanos(Config tcp, String key) {
     long n = tcp.getDuration(key).toNanos();
     if (n < 0 || n > 10_000_000L)
       throw new IllegalArgumentException("mori4j.tcp." + key + " must be between 0 and 10ms: " + tcp.getValue(key).render());

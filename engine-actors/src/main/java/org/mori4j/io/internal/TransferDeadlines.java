@@ -1,7 +1,6 @@
 package org.mori4j.io.internal;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigValueType;
 import java.time.Duration;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -37,11 +36,8 @@ public final class TransferDeadlines {
   public static long defaultNanos(Config root) {
     String path = "mori4j.engine.transfer-deadline";
     if (!root.hasPath(path)) return 0;
-    if (root.getValue(path).valueType() == ConfigValueType.STRING && root.getString(path).trim().equalsIgnoreCase("off")) return 0;
-    if (root.getValue(path).valueType() == ConfigValueType.BOOLEAN && !root.getBoolean(path)) return 0;
-    Duration d = root.getDuration(path);
-    if (d.isNegative() || d.isZero()) throw new IllegalArgumentException(path + " must be positive or off: " + d);
-    return d.toNanos();
+    Duration d = EngineSettings.positiveOrOff(root, path);
+    return d == null ? 0 : d.toNanos();
   }
 
   /**

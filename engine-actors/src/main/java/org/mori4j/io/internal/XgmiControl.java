@@ -57,6 +57,11 @@ final class XgmiControl {
     this.liveness = PeerLiveness.of(system);
   }
 
+  /** The engine's probe of silent peers (one per engine: one setting read, one probe per peer at a time). */
+  PeerLiveness liveness() {
+    return liveness;
+  }
+
   /** What a one-sided backend of {@code type} calls (worker thread) to confirm a region with its owner. */
   RegionConfirmer confirmer(BackendType type) {
     return (peerKey, regionId, accessKey, answer) -> {
