@@ -9,8 +9,6 @@ import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.RegionConfirmer;
 import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The XGMI backend's one thread of GPU work, driven by the engine's poller actor as a completion source: it
@@ -38,7 +36,6 @@ import org.slf4j.LoggerFactory;
  * Confirming regions with their owners and revoking them is the part of its superclass {@link RegionConfirmingWorker}.
  */
 final class XgmiWorker extends RegionConfirmingWorker {
-  private static final Logger log = LoggerFactory.getLogger(XgmiWorker.class);
   /** How long the worker spins for new work once the GPU is idle before it parks: 50 us on 8 or more processors, else 0. */
   static final long IDLE_SPIN_NANOS = Runtime.getRuntime().availableProcessors() >= 8 ? 50_000L : 0L;
 
