@@ -121,7 +121,7 @@ public final class TransferPath {
       return invalid("remoteOffset " + remoteOffset + " + size " + size + " exceeds " + rn + " size " + remote.size());
     Routes.Peer p = r.peers().get(remote.engineKey());
     Routes.Backend b = choose(r, l, p, remote);
-    if (b == null) return noBackend(l, remote);
+    if (b == null) return noBackend(local, ln, remote, rn);
     explainer.noteChosen(r, l, p, remote, b);
     TransferStatusImpl st = new TransferStatusImpl(spinNanos);
     st.initSingle(kind, l.region(), localOffset, p.handles().get(b.type()), remote.id(), remote.accessKey(),
@@ -168,7 +168,7 @@ public final class TransferPath {
     Routes.Local l = r.locals().get(local.id());
     Routes.Peer p = r.peers().get(remote.engineKey());
     Routes.Backend b = choose(r, l, p, remote);
-    if (b == null) return noBackend(l, remote);
+    if (b == null) return noBackend(local, ln, remote, rn);
     explainer.noteChosen(r, l, p, remote, b);
     TransferStatusImpl st = new TransferStatusImpl(spinNanos);
     int m = lo.length - blocks.joins;
@@ -332,9 +332,26 @@ public final class TransferPath {
     return TransferStatusImpl.failed(StatusCode.ERR_INVALID_ARGS, msg);
   }
 
-  private static TransferStatusImpl noBackend(Routes.Local l, MemoryDesc remote) {
+  /**
+   * No backend of the caller's snapshot serves the pair. A caller that read it just before a close (or deregistration)
+   * and asked the backends after they stopped (or dropped the region) got a refusal; the engine publishes such a change
+   * before it tells any backend, so the current snapshot's answer (closed: ERR_BAD_STATE, ...) is given instead.
+   */
+  private TransferStatusImpl noBackend(MemoryDesc local, String ln, MemoryDesc remote, String rn) {
+    Routes now = routes;
+    String err = check(now, local, ln, remote, rn);
+    if (err != null) return failed(now, err);
+    Routes.Local l = now.locals().get(local.id());
+    Routes.Peer p = now.peers().get(remote.engineKey());
+    // what the engine had: a failure nobody expected explains itself
+    StringBuilder had = new StringBuilder();
+    for (Routes.Backend b : now.backends()) {
+      had.append(had.isEmpty() ? "" : ", ").append(b.type())
+          .append(p != null && p.handles().get(b.type()) != null ? " (connected)" : " (not connected)");
+    }
     return TransferStatusImpl.failed(StatusCode.ERR_NOT_FOUND, "no backend connected to engine '" + remote.engineKey()
-        + "' can move " + (l.region().gpu() ? "GPU" : "CPU") + " memory to " + remote.location() + " memory");
+        + "' can move " + (l != null && l.region().gpu() ? "GPU" : "CPU") + " memory to " + remote.location() + " memory"
+        + " (backends: " + (had.isEmpty() ? "none" : had) + ")");
   }
 
   /**
