@@ -3,15 +3,12 @@ package org.mori4j.shmem;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.mori4j.natives.gpu.DeviceBuffer;
 import org.mori4j.natives.gpu.GpuModule;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.gpu.GpuRuntimes;
 import org.mori4j.natives.gpu.GpuStream;
-import org.mori4j.natives.gpu.IpcMapping;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,19 +39,11 @@ public final class Shmem implements AutoCloseable {
   private final GpuRuntime gpu;
   private final int device;
   private final Bootstrap bootstrap;
-  private final DeviceBuffer heapMemory;
   private final SymmetricHeap heap;
-  private final PeerPaths paths;
-  private final List<IpcMapping> heapMappings = new ArrayList<>();
-  private final long[] peerHeapBase;
-  /** Every PE's init record (host, GPU), for {@link #sharesGpuWith}. */
-  private final PeerInfo[] peers;
-  /** The GPU-initiated endpoints to PEs without a direct path; null when every pair of PEs has one. */
-  private final RemotePeers remote;
+  /** The heap, the peers' mappings, the endpoints and the registered buffers: opened at init, closed at finalize. */
+  private final GroupMemory group;
   /** Replaced when the registered-buffer table changes; modules initialised afterwards see the new one. */
   private volatile GpuStates states;
-  /** Buffers registered beside the heap (bufferRegister). */
-  private final RegisteredBuffers buffers;
   private long history = 17;
   private long streamBarriers;
   private GpuModule barrierModule;
@@ -70,51 +59,20 @@ public final class Shmem implements AutoCloseable {
     this.device = config.device() >= 0 ? config.device() : rank % count;
     if (device >= count) throw new IllegalArgumentException("PE " + rank + ": device " + device + " does not exist (" + count + " GPUs visible)");
     this.heap = new SymmetricHeap(config.heapSize());
-    DeviceBuffer memory = null;
-    RemotePeers remoteForCleanup = null;
+    GroupMemory opened = null;
     try {
-      memory = gpu.allocDevice(device, config.heapSize());
-      gpu.fill(memory.address(), (byte) 0, config.heapSize());
-      PeerInfo mine = new PeerInfo(rank, PeerInfo.localHost(), ProcessHandle.current().pid(), gpu.pciBusId(device), device, config.heapSize(),
-          memory.address(), gpu.ipcHandle(memory.address()));
-      PeerInfo[] peers = PeerInfo.gather(bootstrap, mine);
-      this.paths = new PeerPaths(gpu, device, peers, rank, config.disableP2p());
-      long[] bases = new long[n];
-      byte[][] handles = new byte[n][];
-      for (int p = 0; p < n; p++) {
-        bases[p] = peers[p].heapBase();
-        handles[p] = peers[p].heapHandle();
-      }
-      String problem = null;
-      long[] mapped = new long[n];
-      try {
-        mapped = paths.map(bases, new long[n], handles, heapMappings);
-      } catch (RuntimeException e) {
-        problem = "PE " + rank + " could not map the heaps of its peers: " + e.getMessage();
-      }
-      // every PE learns whether all mapped: one that failed must not leave the others using a half-built group
-      checkAlike(new CollectiveCall("init-mapped", new long[0], 0, problem, new byte[0]));
-      this.peerHeapBase = mapped;
-      this.heapMemory = memory;
-      this.peers = peers;
-      paths.log();
-      // collective on every PE; null when every pair has a direct path
-      this.remote = RemotePeers.open(bootstrap, config, device, paths, memory.address(), config.heapSize());
-      remoteForCleanup = remote;
-      this.buffers = new RegisteredBuffers(gpu, device, paths, remote, this::checkAlike);
+      opened = GroupMemory.open(config, gpu, device, bootstrap, this::checkAlike);
       long flags = config.disableP2p() ? GpuStates.FLAG_P2P_DISABLED : 0;
-      this.states = new GpuStates(rank, n, (int) flags, config.heapSize(), memory.address(), 0, config.deviceWaitTimeout().toNanos(), mapped,
-          remote == null ? GpuStates.Remote.NONE : remote.tables());
+      this.states = new GpuStates(rank, n, (int) flags, config.heapSize(), opened.heapBase(), 0, config.deviceWaitTimeout().toNanos(),
+          opened.peerHeapBases(), opened.endpointTables());
       LOG.info("shmem PE {}/{} up on GPU {} ({}), heap {} bytes at 0x{}", rank, n, device, gpu.pciBusId(device), config.heapSize(),
-          Long.toHexString(memory.address()));
+          Long.toHexString(opened.heapBase()));
     } catch (RuntimeException e) {
-      if (remoteForCleanup != null) remoteForCleanup.close();
-      for (IpcMapping m : heapMappings) m.close();
-      heapMappings.clear();
-      if (memory != null) memory.close();
+      if (opened != null) opened.close();
       bootstrap.close();
       throw e;
     }
+    this.group = opened;
   }
 
   // ---------------------------------------------------------------- init
@@ -188,19 +146,19 @@ public final class Shmem implements AutoCloseable {
    * ignores qpId), so that code spreading work over {@code qpId % numQpPerPe} works either way.
    */
   public int numQpPerPe() {
-    return remote == null || remote.numQpPerPe() == 0 ? 1 : remote.numQpPerPe();
+    return group.endpointsPerPeer() == 0 ? 1 : group.endpointsPerPeer();
   }
 
   /** Whether PE {@code pe}'s heap is mapped here (P2P); false means device calls to it go through endpoints. */
   public boolean hasDirectPath(int pe) {
     if (pe < 0 || pe >= nPes()) throw new IllegalArgumentException("hasDirectPath: pe " + pe + " is out of range 0.." + (nPes() - 1));
-    return peerHeapBase[pe] != 0;
+    return group.peerHeapBase(pe) != 0;
   }
 
   /** Whether PE {@code pe}'s heap is on this PE's GPU (the same host and PCI location), whatever the path. */
   public boolean sharesGpuWith(int pe) {
     if (pe < 0 || pe >= nPes()) throw new IllegalArgumentException("sharesGpuWith: pe " + pe + " is out of range 0.." + (nPes() - 1));
-    return peers[pe].host().equals(peers[myPe()].host()) && peers[pe].pciBusId().equalsIgnoreCase(peers[myPe()].pciBusId());
+    return group.sharesGpu(pe, myPe());
   }
 
   /**
@@ -208,7 +166,7 @@ public final class Shmem implements AutoCloseable {
    * each; empty when there were none or the PE has no endpoints.
    */
   public List<String> endpointErrors() {
-    return remote == null ? List.of() : remote.errors();
+    return group.endpointErrors();
   }
 
   /**
@@ -244,7 +202,7 @@ public final class Shmem implements AutoCloseable {
   /** This PE's heap in this process. */
   public long heapBase() {
     checkLive();
-    return heapMemory.address();
+    return group.heapBase();
   }
 
   public long heapSize() {
@@ -294,13 +252,13 @@ public final class Shmem implements AutoCloseable {
           + heap.usedBytes() + ", largest free range " + heap.largestFree() + "); raise MORI_SHMEM_HEAP_SIZE");
     }
     history = history * 31 + offset;
-    return heapMemory.address() + offset;
+    return group.heapBase() + offset;
   }
 
   /** Gives back what {@link #malloc} returned; collective. {@code 0} is allowed and does nothing (still collective). */
   public synchronized void free(long ptr) {
     checkLive();
-    long offset = ptr == 0 ? -1 : ptr - heapMemory.address();
+    long offset = ptr == 0 ? -1 : ptr - group.heapBase();
     String problem = ptr != 0 && (offset < 0 || heap.allocationAt(offset) == null || heap.allocationAt(offset)[0] != offset)
         ? "free(0x" + Long.toHexString(ptr) + "): not the start of a symmetric allocation of PE " + myPe() : null;
     CollectiveCall mine = new CollectiveCall("free", new long[] {offset}, history);
@@ -320,14 +278,14 @@ public final class Shmem implements AutoCloseable {
    */
   public synchronized int bufferRegister(long ptr, long size) {
     checkLive();
-    states = buffers.register(ptr, size, heapMemory.address(), heap.size(), myPe(), nPes(), history, states);
+    states = group.buffers().register(ptr, size, group.heapBase(), heap.size(), myPe(), nPes(), history, states);
     return 0;
   }
 
   /** Undoes {@link #bufferRegister} (same pointer and size); collective. Closes the peers' mappings of it here. */
   public synchronized int bufferDeregister(long ptr, long size) {
     checkLive();
-    states = buffers.deregister(ptr, size, myPe(), history, states);
+    states = group.buffers().deregister(ptr, size, myPe(), history, states);
     return 0;
   }
 
@@ -340,10 +298,10 @@ public final class Shmem implements AutoCloseable {
     if (myPe != myPe()) throw new IllegalArgumentException("ptrP2p: myPe " + myPe + " is not this PE (" + myPe() + ")");
     if (destPe < 0 || destPe >= nPes()) throw new IllegalArgumentException("ptrP2p: destPe " + destPe + " is out of range 0.." + (nPes() - 1));
     if (finalized) return 0;
-    long offset = ptr - heapMemory.address();
-    if (offset >= 0 && offset < heap.size()) return peerHeapBase[destPe] == 0 ? 0 : peerHeapBase[destPe] + offset;
+    long offset = ptr - group.heapBase();
+    if (offset >= 0 && offset < heap.size()) return group.peerHeapBase(destPe) == 0 ? 0 : group.peerHeapBase(destPe) + offset;
     synchronized (this) {
-      return buffers.translate(ptr, destPe);
+      return group.buffers().translate(ptr, destPe);
     }
   }
 
@@ -366,8 +324,8 @@ public final class Shmem implements AutoCloseable {
     if (stream.device() != device) throw new IllegalArgumentException("barrierAll: the stream is on GPU " + stream.device() + ", this PE on GPU " + device);
     for (int p = 0; p < nPes(); p++) {
       // the kernel signals every PE through its mapping or its endpoint; with neither it would trap on the stream
-      if (peerHeapBase[p] == 0 && (remote == null || remote.numQpPerPe() == 0))
-        throw new ShmemException("barrierAll(stream) needs a direct path or an endpoint to every PE: " + paths.describe(p));
+      if (group.peerHeapBase(p) == 0 && group.endpointsPerPeer() == 0)
+        throw new ShmemException("barrierAll(stream) needs a direct path or an endpoint to every PE: " + group.paths().describe(p));
     }
     loadBarrierKernel();
     streamBarriers++;
@@ -421,12 +379,7 @@ public final class Shmem implements AutoCloseable {
     } finally {
       finalized = true;
       if (barrierModule != null) barrierModule.close();
-      // the endpoints go before the heap: their regions name it
-      if (remote != null) remote.close();
-      buffers.closeAll();
-      for (IpcMapping m : heapMappings) m.close();
-      heapMappings.clear();
-      heapMemory.close();
+      group.close();
       bootstrap.close();
     }
   }
