@@ -11,10 +11,18 @@ package org.mori4j.transport;
  * @param copySpinNanos how long the I/O thread keeps asking an unfinished staging copy before it goes back to its loop
  *                      (which then asks again every round): a copy that finishes within it is seen at once instead of
  *                      one loop round later; 0 never spins
+ * @param registeredMemory staging buffers are ordinary host memory page-locked with the runtime's host registration
+ *                      ({@code cuMemHostRegister}) instead of the runtime's page-locked allocation
+ *                      ({@code cuMemAllocHost}): {@code mori4j.tcp.gpu-staging-memory}
  */
-public record StagingTuning(int middlePieces, long copySpinNanos) {
-  /** What the stager did before these were settings: quarters in the middle, no spinning. */
+public record StagingTuning(int middlePieces, long copySpinNanos, boolean registeredMemory) {
+  /** What the stager did before these were settings: quarters in the middle, no spinning, the runtime's pinned allocation. */
   public static final StagingTuning DEFAULT = new StagingTuning(4, 0);
+
+  /** Staging buffers from the runtime's pinned allocation. */
+  public StagingTuning(int middlePieces, long copySpinNanos) {
+    this(middlePieces, copySpinNanos, false);
+  }
 
   public StagingTuning {
     if (middlePieces < 1 || middlePieces > 64) throw new IllegalArgumentException("middlePieces must be in 1..64: " + middlePieces);

@@ -121,11 +121,15 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     return value;
   }
 
-  /** {@code mori4j.tcp.gpu-staging-pieces} (1..64) and {@code gpu-copy-spin} (0..10 ms). */
+  /** {@code mori4j.tcp.gpu-staging-pieces} (1..64), {@code gpu-copy-spin} (0..10 ms) and {@code gpu-staging-memory} (pinned, registered). */
   static StagingTuning stagingTuning(Config tcp) {
     int pieces = tcp.getInt("gpu-staging-pieces");
     if (pieces < 1 || pieces > 64) throw new IllegalArgumentException("mori4j.tcp.gpu-staging-pieces must be in 1..64: " + pieces);
-    return new StagingTuning(pieces, TcpLatencySetup.nanos(tcp, "gpu-copy-spin"));
+    // a partial configuration (tests of the other two keys) gets reference.conf's default
+    String memory = tcp.hasPath("gpu-staging-memory") ? tcp.getString("gpu-staging-memory") : "pinned";
+    if (!memory.equals("pinned") && !memory.equals("registered"))
+      throw new IllegalArgumentException("mori4j.tcp.gpu-staging-memory must be pinned or registered: " + memory);
+    return new StagingTuning(pieces, TcpLatencySetup.nanos(tcp, "gpu-copy-spin"), memory.equals("registered"));
   }
 
   private static int stagingChunk(long bytes) {

@@ -12,7 +12,6 @@ import org.mori4j.natives.gpu.GpuEvent;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.gpu.GpuRuntimes;
 import org.mori4j.natives.gpu.GpuStream;
-import org.mori4j.natives.gpu.PinnedBuffer;
 import org.mori4j.transport.DeviceStaging;
 import org.mori4j.transport.StagingTuning;
 import org.slf4j.Logger;
@@ -22,7 +21,8 @@ import org.slf4j.LoggerFactory;
  * One engine's GPU runtime and the staging buffers its backends move GPU memory through. The runtime is
  * selected once, on first need ({@code mori4j.gpu.runtime}: auto, cuda or hip), because opening it loads the
  * driver and initialises it (hundreds of milliseconds), which only engines that register GPU memory should
- * pay. A staging slot is a pinned host buffer ({@code allocPinned}, portable to every device) with, per
+ * pay. A staging slot is a page-locked host buffer ({@link StagingMemory}: the runtime's {@code allocPinned}, or ordinary
+ * memory registered with {@code registerHost}, per {@code mori4j.tcp.gpu-staging-memory}; portable to every device) with, per
  * device, its own non-blocking stream and a timing-free event: copies go on that stream, {@link Slot#mark()}
  * records the event, and {@link Slot#done()} asks the event, which never blocks. The runtime makes each
  * device's context current on the calling thread itself, so the I/O threads may call it.
@@ -234,9 +234,9 @@ public final class GpuStaging implements DeviceStaging {
   }
 
   private PinnedSlot allocate(GpuRuntime r, long bytes) {
-    PinnedBuffer pinned = r.allocPinned(bytes);
+    StagingMemory memory = StagingMemory.allocate(r, bytes, tuning.registeredMemory());
     OPEN_SLOTS.incrementAndGet();
-    PinnedSlot s = new PinnedSlot(r, pinned, bytes);
+    PinnedSlot s = new PinnedSlot(r, memory, bytes);
     live.add(s);
     return s;
   }
@@ -265,7 +265,7 @@ public final class GpuStaging implements DeviceStaging {
 
   private final class PinnedSlot implements Slot {
     private final GpuRuntime runtime;
-    private final PinnedBuffer pinned;
+    private final StagingMemory memory;
     private final MemorySegment buffer;
     final long size;
     /** Per device; replaced whole (never written in place) so the loop thread reads them without a lock. */
@@ -277,10 +277,10 @@ public final class GpuStaging implements DeviceStaging {
     boolean inUse;
     private boolean freed;
 
-    PinnedSlot(GpuRuntime runtime, PinnedBuffer pinned, long size) {
+    PinnedSlot(GpuRuntime runtime, StagingMemory memory, long size) {
       this.runtime = runtime;
-      this.pinned = pinned;
-      this.buffer = pinned.segment();
+      this.memory = memory;
+      this.buffer = memory.segment();
       this.size = size;
     }
 
@@ -375,7 +375,7 @@ public final class GpuStaging implements DeviceStaging {
         for (GpuEvent e : events) if (e != null) e.close();
         for (GpuStream s : streams) if (s != null) s.close();
       } finally {
-        pinned.close();
+        memory.close();
         OPEN_SLOTS.decrementAndGet();
       }
     }
