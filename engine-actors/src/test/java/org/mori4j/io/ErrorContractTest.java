@@ -144,6 +144,37 @@ class ErrorContractTest {
     assertNothingMoved();
   }
 
+  /**
+   * A remote region named under an access key its owner never issued is "not registered" (ERR_NOT_FOUND) on every
+   * backend, as a local descriptor with a wrong key is: refused by the target over TCP, by the owner's confirmation
+   * over RDMA, and, once the real key confirmed the region on the connection, by the initiator's check against that
+   * confirmation (which said ERR_INVALID_ARGS before). A fresh region, so that the first forged transfer comes before
+   * any confirmation whatever order the tests run in.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"read", "write"})
+  void remoteRegionUnderAnAccessKeyItsOwnerNeverIssuedIsNotFound(String k) {
+    try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+      MemoryDesc fresh = p.target.registerMemory(arena.allocate(8192, 4096));
+      try {
+        MemoryDesc forged = new MemoryDesc(fresh.engineKey(), fresh.id(), fresh.deviceId(), fresh.address(), fresh.size(),
+            fresh.location(), fresh.accessKey() ^ 0x5a5a, fresh.backendData(), fresh.ownerIncarnation());
+        String id = "memory id " + fresh.id();
+        TransferStatus before = op(k, p.local, 0, forged, 0, 8);
+        assertFailsWith(before, "forged key before any confirmation", StatusCode.ERR_NOT_FOUND);
+        assertTrue(before.message().contains(id), before.message());
+        // the real key: a write from the local buffer changes neither snapshot region
+        assertSucceeds(p.initiator.write(p.local, 0, fresh, 0, 8, 2), "write with the real key");
+        TransferStatus after = op(k, p.local, 0, forged, 0, 8);
+        assertFailsWith(after, "forged key after the real one confirmed the region", StatusCode.ERR_NOT_FOUND);
+        assertTrue(after.message().contains(id), after.message());
+      } finally {
+        p.target.deregisterMemory(fresh);
+      }
+    }
+    assertNothingMoved();
+  }
+
   // ---- batches ----
 
   @ParameterizedTest

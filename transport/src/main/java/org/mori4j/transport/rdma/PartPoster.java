@@ -44,6 +44,11 @@ final class PartPoster {
   void issue(TransferOp op, RdmaPeer peer, RdmaPeer.Path path, RdmaPeer.RemoteRdmaRegion r) {
     // cancelled or past its deadline while it waited (for a confirmation, a replacement connection): it never starts
     if (op.outcomeDecided()) return;
+    if (op.remoteAccessKey() != r.accessKey) {
+      // not a registration under that key: the owner's own answer (and TCP's, XGMI's) for a key it never issued
+      op.transferFailed(TransportError.NOT_FOUND, "memory id " + r.id + " of engine '" + peer.key + "' is not registered under that access key");
+      return;
+    }
     String bad = check(op, peer, r);
     if (bad != null) {
       op.transferFailed(TransportError.INVALID_ARGS, bad);
@@ -92,7 +97,6 @@ final class PartPoster {
   /** Why {@code op} does not fit what the owner registered, or null. */
   private static String check(TransferOp op, RdmaPeer peer, RdmaPeer.RemoteRdmaRegion r) {
     String what = "memory id " + r.id + " of engine '" + peer.key + "'";
-    if (op.remoteAccessKey() != r.accessKey) return what + " is not registered under that access key";
     if (op.remoteAddress() != r.address)
       return what + " is registered at address 0x" + Long.toHexString(r.address) + ", not 0x" + Long.toHexString(op.remoteAddress());
     for (int i = 0, n = op.blockCount(); i < n; i++) {
