@@ -44,6 +44,8 @@ public final class KvCache implements AutoCloseable {
   private volatile long tcpMinPart;
   /** Layers in a migration's first batch call, doubling per call after ({@code mori4j.kv.first-chunk-layers}); 0: one call. */
   private volatile int firstChunkLayers;
+  /** Its migration plans' arrays, kept between batch calls ({@code mori4j.kv.plan-pool-bytes}). */
+  private final KvPlanArrays planArrays;
   private volatile boolean closed;
 
   private KvCache(IoEngine engine, String name, KvCacheLayout layout, List<MemoryDesc> buffers) {
@@ -57,6 +59,10 @@ public final class KvCache implements AutoCloseable {
     this.firstChunkLayers = c.hasPath("mori4j.kv.first-chunk-layers") ? c.getInt("mori4j.kv.first-chunk-layers") : 1;
     if (firstChunkLayers < 0)
       throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "mori4j.kv.first-chunk-layers must be at least 0 (0: one call for all layers), not " + firstChunkLayers);
+    long poolBytes = c.hasPath("mori4j.kv.plan-pool-bytes") ? c.getBytes("mori4j.kv.plan-pool-bytes") : 8L << 20;
+    if (poolBytes < 0)
+      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "mori4j.kv.plan-pool-bytes must be at least 0 (0: no pool), not " + poolBytes);
+    this.planArrays = new KvPlanArrays(poolBytes);
     this.engine = engine;
     this.name = name;
     this.layout = layout;
@@ -182,6 +188,15 @@ public final class KvCache implements AutoCloseable {
 
   /** Layers in a migration's first batch call ({@code mori4j.kv.first-chunk-layers}); 0: all layers in one call. */
   int firstChunkLayers() { return firstChunkLayers; }
+
+  /** The pool its migrations' plan arrays come from and go back to. */
+  KvPlanArrays planArrays() { return planArrays; }
+
+  /**
+   * Plan-array takes by this cache's migrations so far and how many the pool served (a steady stream of similar
+   * requests: nearly all); for kv-bench's report and tests. Not a stable API.
+   */
+  public long[] planArrayReuse() { return planArrays.takenAndReused(); }
 
   /** Tests: issue migrations opened from now on in calls of {@code first} layers, doubling (0: one call). */
   void chunkLayers(int first) {

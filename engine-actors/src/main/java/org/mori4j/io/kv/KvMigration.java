@@ -252,9 +252,11 @@ public final class KvMigration {
     boolean first = true, stopped = false;
     for (int a = from, b; a < to; a = b) {
       b = calls.next(a);
-      KvTransferPlan plan;
+      KvTransferPlan plan, whole = null;
       try {
-        plan = pre != null ? pre : prepared.plan(a, b).split(parts, local.minPartBytes());
+        // the arrays come from the cache's pool and go back once the call returned (KvPlanArrays)
+        if (pre == null) whole = prepared.plan(a, b, local.planArrays());
+        plan = pre != null ? pre : whole.split(parts, local.minPartBytes());
       } catch (IllegalArgumentException e) {
         if (fail(StatusCode.ERR_INVALID_ARGS, e.getMessage())) tellAborted(e.getMessage());
         stopped = true;
@@ -270,6 +272,8 @@ public final class KvMigration {
         stopped = true;
         break;
       }
+      // the engine reads a caller's arrays only until the call returns: the next call's plan may have them
+      if (whole != null) whole.release(local.planArrays());
       long[] uids = is.uids();
       List<TransferStatus> st = is.statuses();
       if (told != null) told = KvBatchCall.concat(told, uids);

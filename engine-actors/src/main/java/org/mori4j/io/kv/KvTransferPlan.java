@@ -45,6 +45,18 @@ public final class KvTransferPlan {
     return batches;
   }
 
+  /**
+   * Gives every batch's arrays to {@code pool}; only for a plan built with that pool, once its batch call returned
+   * (the engine then no longer reads the caller's arrays) and never again after: the plan must not be used any more.
+   */
+  void release(KvPlanArrays pool) {
+    for (Batch b : batches) {
+      pool.give(b.srcOffsets);
+      pool.give(b.dstOffsets);
+      pool.give(b.sizes);
+    }
+  }
+
   /** Bytes moved. */
   public long bytes() {
     return bytes;
@@ -168,13 +180,22 @@ public final class KvTransferPlan {
 
     /** The plan of layers {@code [fromLayer, toLayer)}; an empty or out-of-range range throws {@link IllegalArgumentException}. */
     public KvTransferPlan plan(int fromLayer, int toLayer) {
+      return plan(fromLayer, toLayer, null);
+    }
+
+    /**
+     * {@link #plan(int, int)} with its batches' arrays taken from {@code pool} (null: allocated), for a caller that
+     * gives them back with {@link KvTransferPlan#release} once nothing reads them (a layer-major source only; a
+     * block-major one grows its arrays as before).
+     */
+    KvTransferPlan plan(int fromLayer, int toLayer, KvPlanArrays pool) {
       if (fromLayer < 0 || toLayer > src.layers() || fromLayer >= toLayer)
         throw new IllegalArgumentException("layer range [" + fromLayer + ", " + toLayer + ") is empty or outside [0, " + src.layers() + ")");
       int n = sb.length;
-      Pairs byPair = new Pairs();
       int tensors = src.tensorsPerLayer();
       // block-major sources keep a block's layers together; everything else walks layer by layer
       boolean blockOuter = src.layersPerBuffer() > 1 && src.blockStride() > src.layerStride();
+      Pairs byPair = new Pairs(blockOuter ? null : pool); // block-major batches grow their arrays: not pooled
       if (blockOuter) {
         for (int i = 0; i < n; i++)
           for (int l = fromLayer; l < toLayer; l++)
@@ -201,11 +222,16 @@ public final class KvTransferPlan {
   /** The builders by (source buffer, destination buffer), in first-use order; the last one used is looked up first. */
   private static final class Pairs {
     final Map<Long, Builder> all = new LinkedHashMap<>();
+    final KvPlanArrays pool;
     Builder last;
+
+    Pairs(KvPlanArrays pool) {
+      this.pool = pool;
+    }
 
     Builder of(int sBuf, int dBuf) {
       if (last != null && last.srcBuffer == sBuf && last.dstBuffer == dBuf) return last;
-      return last = all.computeIfAbsent(((long) sBuf << 32) | dBuf, k -> new Builder(sBuf, dBuf));
+      return last = all.computeIfAbsent(((long) sBuf << 32) | dBuf, k -> new Builder(sBuf, dBuf, pool));
     }
 
     void add(KvCacheLayout src, KvCacheLayout dst, int l, int t, int s, int d) {
@@ -233,6 +259,8 @@ public final class KvTransferPlan {
   private static final class Builder {
     private static final long[] NONE = new long[0];
     final int srcBuffer, dstBuffer;
+    /** Where the first reservation and the final exact-length arrays come from, or null. */
+    private final KvPlanArrays pool;
     long[] so = NONE, dof = NONE, sz = NONE;
     int n;
     /** Slots this batch will be given (counted before {@link #addAll}, so its arrays are allocated once). */
@@ -240,8 +268,13 @@ public final class KvTransferPlan {
     long bytes;
 
     Builder(int srcBuffer, int dstBuffer) {
+      this(srcBuffer, dstBuffer, null);
+    }
+
+    Builder(int srcBuffer, int dstBuffer, KvPlanArrays pool) {
       this.srcBuffer = srcBuffer;
       this.dstBuffer = dstBuffer;
+      this.pool = pool;
     }
 
     void add(long s, long d, long size) {
@@ -288,6 +321,13 @@ public final class KvTransferPlan {
 
     void reserve(int more) {
       if (n + more <= so.length) return;
+      if (pool != null && so.length == 0) {
+        // the one reservation of a counted batch: exactly its slots, which a scattered batch fills (handed over as is)
+        so = pool.take(more);
+        dof = pool.take(more);
+        sz = pool.take(more);
+        return;
+      }
       int cap = so.length == 0 ? n + more : Math.max(n + more, so.length * 2);
       so = Arrays.copyOf(so, cap);
       dof = Arrays.copyOf(dof, cap);
@@ -297,6 +337,17 @@ public final class KvTransferPlan {
     Batch finish() {
       // the arrays are this builder's own and it is not used again: a full one is handed over without a copy
       if (n == so.length) return new Batch(srcBuffer, dstBuffer, so, dof, sz, bytes);
+      if (pool != null) {
+        // runs joined: exact-length arrays from the pool too, and the reserved ones back to it
+        long[] a = pool.take(n), b = pool.take(n), c = pool.take(n);
+        System.arraycopy(so, 0, a, 0, n);
+        System.arraycopy(dof, 0, b, 0, n);
+        System.arraycopy(sz, 0, c, 0, n);
+        pool.give(so);
+        pool.give(dof);
+        pool.give(sz);
+        return new Batch(srcBuffer, dstBuffer, a, b, c, bytes);
+      }
       return new Batch(srcBuffer, dstBuffer, Arrays.copyOf(so, n), Arrays.copyOf(dof, n), Arrays.copyOf(sz, n), bytes);
     }
   }

@@ -286,4 +286,46 @@ class KvTransferPlanTest {
     for (byte[] x : b) for (int i = 0; i < x.length; i++) x[i] = canary ? (byte) (0xA5 ^ i) : (byte) rnd.nextInt();
     return b;
   }
+
+  @Test
+  void pooledPlansEqualFreshOnesAndReuseTheirArrays() {
+    SplittableRandom rnd = new SplittableRandom(0x706f6fL);
+    KvPlanArrays pool = new KvPlanArrays(1 << 20);
+    for (int c = 0; c < 200; c++) {
+      int layers = 1 + rnd.nextInt(4);
+      KvCacheLayout src = KvCacheLayout.perLayer(layers, 2, 24, 64), dst = KvCacheLayout.perLayer(layers, 2, 24, 64);
+      int n = 1 + rnd.nextInt(24);
+      // half the cases sorted on both sides, so that runs join and the builder trims into exact-length arrays
+      int[] sb = pick(rnd, 24, n), db = pick(rnd, 24, n);
+      if (c % 2 == 0) {
+        java.util.Arrays.sort(sb);
+        java.util.Arrays.sort(db);
+      }
+      KvTransferPlan.Prepared p = KvTransferPlan.prepare(src, sb, dst, db);
+      int from = rnd.nextInt(layers), to = from + 1 + rnd.nextInt(layers - from);
+      KvTransferPlan fresh = p.plan(from, to), pooled = p.plan(from, to, pool);
+      assertEquals(fresh.batches().size(), pooled.batches().size(), "case " + c);
+      for (int b = 0; b < fresh.batches().size(); b++) {
+        KvTransferPlan.Batch x = fresh.batches().get(b), y = pooled.batches().get(b);
+        assertEquals(x.srcBuffer(), y.srcBuffer());
+        assertEquals(x.dstBuffer(), y.dstBuffer());
+        assertEquals(x.bytes(), y.bytes());
+        assertArrayEquals(x.srcOffsets(), y.srcOffsets(), "case " + c + " batch " + b);
+        assertArrayEquals(x.dstOffsets(), y.dstOffsets(), "case " + c + " batch " + b);
+        assertArrayEquals(x.sizes(), y.sizes(), "case " + c + " batch " + b);
+        // stale contents must never show through in a later plan
+        java.util.Arrays.fill(y.srcOffsets(), -7);
+        java.util.Arrays.fill(y.dstOffsets(), -7);
+        java.util.Arrays.fill(y.sizes(), -7);
+      }
+      pooled.release(pool);
+      assertTrue(pool.pooledBytes() <= 1 << 20);
+    }
+    long[] tr = pool.takenAndReused();
+    assertTrue(tr[1] > tr[0] / 2, "most takes served by the pool: " + tr[1] + " of " + tr[0]);
+    KvPlanArrays none = new KvPlanArrays(0);
+    none.give(new long[8]);
+    assertEquals(0, none.pooledBytes());
+    assertThrows(IllegalArgumentException.class, () -> new KvPlanArrays(-1));
+  }
 }
