@@ -26,13 +26,9 @@ final class RequesterConnection extends SoftConnection {
   private final int destQpn;
   private final long psnBaseSeq;
   private final int sendPsn;
-  private final long ackTimeoutNanos;
-  /** Silence (or connecting) longer than this fails the peer; -1: never (timeout 0 is infinite in IB). */
-  private final long budgetNanos;
-  private final int retryCount;
-  private final int rnrRetry;
+  /** The ACK timeout, the retry and RNR retry counts, the scheduled retransmission and the retry budget. */
+  private final RetryTimers retry;
   private boolean connected;
-  private final long connectStartNanos = System.nanoTime();
   /** Next request to transmit; requests below {@link #acked} have completed; below {@link #sentMax} have been sent. */
   private long txSeq;
   private long acked;
@@ -45,11 +41,6 @@ final class RequesterConnection extends SoftConnection {
   /** A request whose payload went out padded: it fails when its answer comes. */
   private long poisonSeq = -1;
   private int poisonStatus;
-  /** Retransmission from {@link #rewindSeq} is due at {@link #resumeAtNanos} (-1: none). */
-  private long rewindSeq = -1;
-  private long resumeAtNanos;
-  private int retriesLeft;
-  private int rnrLeft;
   /** The READ whose data is being read (-1: none). */
   private long readSeq = -1;
   private SoftMemoryRegion lastLocal;
@@ -57,6 +48,8 @@ final class RequesterConnection extends SoftConnection {
   RequesterConnection(SoftIoLoop loop, SoftQueuePair qp) {
     super(loop);
     this.qp = qp;
+    long ackTimeoutNanos;
+    int retryCount, rnrRetry;
     synchronized (qp.lock) {
       epoch = qp.epoch;
       destination = qp.destination;
@@ -68,10 +61,7 @@ final class RequesterConnection extends SoftConnection {
       ackTimeoutNanos = SoftWire.ackTimeoutNanos(qp.timeout);
       txSeq = acked = sentMax = qp.sq.completed;
     }
-    long floor = device.settings.minimumRetryBudget().toNanos();
-    budgetNanos = ackTimeoutNanos < 0 ? -1 : Math.max(floor, ackTimeoutNanos * (retryCount + 1));
-    retriesLeft = retryCount;
-    rnrLeft = rnrRetry;
+    retry = new RetryTimers(ackTimeoutNanos, retryCount, rnrRetry, device.settings.minimumRetryBudget().toNanos());
   }
 
   private int psnOf(long seq) {
@@ -130,10 +120,9 @@ final class RequesterConnection extends SoftConnection {
             poisonStatus = txFailure;
           }
         }
-        if (rewindSeq >= 0) {
-          if (System.nanoTime() - resumeAtNanos < 0) break;
-          txSeq = rewindSeq;
-          rewindSeq = -1;
+        if (retry.rewinding()) {
+          if (!retry.resumeDue(System.nanoTime())) break;
+          txSeq = retry.takeRewind();
           lastProgressNanos = System.nanoTime();
           if (blockedSeq >= txSeq) blockedSeq = -1;
           if (poisonSeq >= txSeq) poisonSeq = -1;
@@ -272,8 +261,7 @@ final class RequesterConnection extends SoftConnection {
     }
     qp.acknowledge(seq, epoch);
     acked = seq + 1;
-    retriesLeft = retryCount;
-    rnrLeft = rnrRetry;
+    retry.acknowledged();
     failBlockedIfDue();
   }
 
@@ -316,63 +304,42 @@ final class RequesterConnection extends SoftConnection {
 
   private void onRnr(long seq, int timerCode) {
     ackThrough(seq - 1);
-    if (closed || (rewindSeq >= 0 && seq >= rewindSeq)) return;
-    if (rnrRetry != 7) {
-      if (rnrLeft == 0) {
-        qp.failSend(seq, IBV_WC_RNR_RETRY_EXC_ERR, epoch);
-        close();
-        return;
-      }
-      rnrLeft--;
+    if (closed || retry.covers(seq)) return;
+    if (!retry.rnr(seq, timerCode)) {
+      qp.failSend(seq, IBV_WC_RNR_RETRY_EXC_ERR, epoch);
+      close();
     }
-    rewind(seq, SoftWire.rnrDelayNanos(timerCode));
   }
 
   private void onDropped(long seq) {
     ackThrough(seq - 1);
-    if (closed || (rewindSeq >= 0 && seq >= rewindSeq)) return;
-    if (ackTimeoutNanos >= 0) {
-      if (retriesLeft == 0) {
-        qp.failSend(seq, IBV_WC_RETRY_EXC_ERR, epoch);
-        close();
-        return;
-      }
-      retriesLeft--;
+    if (closed || retry.covers(seq)) return;
+    if (!retry.dropped(seq)) {
+      qp.failSend(seq, IBV_WC_RETRY_EXC_ERR, epoch);
+      close();
     }
-    rewind(seq, ackTimeoutNanos >= 0 ? ackTimeoutNanos : SoftWire.ackTimeoutNanos(14));
-  }
-
-  private void rewind(long seq, long delayNanos) {
-    rewindSeq = seq;
-    resumeAtNanos = System.nanoTime() + delayNanos;
   }
 
   private boolean outstanding() {
-    return rewindSeq < 0 && (acked < txSeq || payloadPending);
+    return !retry.rewinding() && (acked < txSeq || payloadPending);
   }
 
   @Override
   long deadline() {
     if (closed) return NO_DEADLINE;
-    if (!connected) return budgetNanos < 0 ? NO_DEADLINE : connectStartNanos + budgetNanos;
-    long d = rewindSeq >= 0 ? resumeAtNanos : NO_DEADLINE;
-    if (budgetNanos >= 0 && outstanding()) {
-      long silence = lastProgressNanos + budgetNanos;
-      if (d == NO_DEADLINE || silence - d < 0) d = silence;
-    }
-    return d;
+    return retry.deadline(connected, outstanding(), lastProgressNanos);
   }
 
   @Override
   void onTimer(long now) {
     if (closed) return;
     if (!connected) {
-      if (budgetNanos >= 0 && now - connectStartNanos >= budgetNanos) peerGone("connecting to " + destination + " timed out");
+      if (retry.connectTimedOut(now)) peerGone("connecting to " + destination + " timed out");
       return;
     }
-    if (rewindSeq >= 0 && now - resumeAtNanos >= 0) pump();
-    if (!closed && budgetNanos >= 0 && outstanding() && now - lastProgressNanos >= budgetNanos) {
-      peerGone("no answer from " + destination + " for " + budgetNanos / 1_000_000 + " ms (the QP's retry budget)");
+    if (retry.resumeDue(now)) pump();
+    if (!closed && outstanding() && retry.silentTooLong(now, lastProgressNanos)) {
+      peerGone("no answer from " + destination + " for " + retry.budgetNanos / 1_000_000 + " ms (the QP's retry budget)");
     }
   }
 
