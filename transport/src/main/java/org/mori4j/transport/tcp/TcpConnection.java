@@ -1,12 +1,9 @@
 package org.mori4j.transport.tcp;
 
 import java.io.IOException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.util.concurrent.locks.LockSupport;
 import org.mori4j.transport.TransferOp;
 import org.mori4j.transport.TransportError;
 import org.slf4j.Logger;
@@ -15,9 +12,10 @@ import org.slf4j.LoggerFactory;
 /**
  * What the two ends of a data connection share: the channel, its selection key on the owning I/O loop,
  * interest bookkeeping, the progress clock used to notice a silent peer, and the read-ahead stash. Every
- * method runs on the loop's thread.
+ * method runs on the loop's thread. Who may touch that state at a time (the loop or a caller driving its own round
+ * trip) is the hold of its superclass {@link ConnectionHold}.
  */
-abstract class TcpConnection {
+abstract class TcpConnection extends ConnectionHold {
   static final Logger log = LoggerFactory.getLogger(TcpConnection.class);
 
   /**
@@ -46,71 +44,9 @@ abstract class TcpConnection {
   /** TLS under this connection's reads and writes; null on the plain path, which then costs one null check per call. */
   TlsChannel tls;
 
-  /**
-   * Who may touch this connection's state now: nobody ({@link #FREE}), its loop thread ({@link #LOOP}, around each
-   * event it handles) or a caller that drives its own round trip ({@link #CALLER}, see {@link CallerRoundTrip}). Both
-   * hold it for a bounded time (one event; one write, or one drive spin), so a holder that must run waits for the other.
-   * A waiter that has spun briefly sets {@link #WANTED} and parks; the holder's {@link #exit()} unparks it. It must not
-   * keep spinning (or re-selecting a ready key): on two cores a holder preempted inside its hold then waits a whole
-   * scheduler slice (milliseconds) behind the very thread that waits for it.
-   */
-  static final int FREE = 0, LOOP = 1, CALLER = 2;
-  private static final int WANTED = 4;
-  private static final long PARK_NANOS = 50_000L;
-  private static final VarHandle OWNER;
-
-  static {
-    try {
-      OWNER = MethodHandles.lookup().findVarHandle(TcpConnection.class, "owner", int.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
-
-  @SuppressWarnings("unused")
-  private volatile int owner;
-  /** The thread parked in {@link #enterWaiting} (the latest one; another waiter wakes at its park's timeout). */
-  private volatile Thread waiter;
-
   TcpConnection(TcpIoLoop loop, SocketChannel channel) {
     this.loop = loop;
     this.channel = channel;
-  }
-
-  /** Takes the connection for {@code who} if nobody holds it. */
-  final boolean enter(int who) {
-    return OWNER.compareAndSet(this, FREE, who);
-  }
-
-  /** Takes it for {@code who}, waiting out the current holder's bounded hold: a short spin, then parked until its exit. */
-  final void enterWaiting(int who) {
-    for (int spins = 0; ; spins++) {
-      int o = owner;
-      if (o == FREE) {
-        if (OWNER.compareAndSet(this, FREE, who)) return;
-        continue;
-      }
-      if (spins < 64) {
-        Thread.onSpinWait();
-        continue;
-      }
-      waiter = Thread.currentThread();
-      // the holder's exit sees WANTED and unparks us; an exit before this CAS makes it fail and we look again
-      if ((o & WANTED) != 0 || OWNER.compareAndSet(this, o, o | WANTED)) LockSupport.parkNanos(this, PARK_NANOS);
-    }
-  }
-
-  final void exit() {
-    int prev = (int) OWNER.getAndSet(this, FREE);
-    if ((prev & WANTED) != 0) {
-      Thread w = waiter;
-      if (w != null) LockSupport.unpark(w);
-    }
-  }
-
-  /** The current holder ({@link #FREE}, {@link #LOOP} or {@link #CALLER}). */
-  final int owner() {
-    return owner & ~WANTED;
   }
 
   /** Loop thread, from a task: fails the connection once whoever holds it lets go. */
@@ -373,7 +309,6 @@ abstract class TcpConnection {
       // the loop closed and failed this connection already
     }
   }
-
 
   /** Loop thread: takes the connection off its loop (selector key and timer list) so that another loop can attach it. */
   final void detach() {
