@@ -118,20 +118,10 @@ final class BackendLifecycle {
         fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "TCP TLS settings: " + e.getMessage());
         return;
       }
-      org.mori4j.transport.tcp.TcpLatency latency;
-      int bulkLanes;
-      try {
-        com.typesafe.config.Config tcpConf = ctx.getSystem().settings().config().getConfig("mori4j.tcp");
-        latency = TcpLatencySetup.fromConfig(tcpConf);
-        bulkLanes = TcpLatencySetup.bulkLanes(tcpConf);
-      } catch (RuntimeException e) {
-        fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "TCP settings: " + e.getMessage());
-        return;
-      }
       gpu.enable(); // GPU memory registered from now on gets staging buffers ready (GpuStaging)
       backend = new TcpBackend(engineKey, new TcpSettings(bindHost, settings.tcpPort(), tcp.connectionsPerPeer(),
           tcp.ioThreads(), tcp.stripeThreshold(), tcp.socketBufferBytes(), tcp.peerTimeout(), tcp.connectTimeout(),
-          settings.tcpMaxBatchEntries(), tcp.enableNotification(), settings.tcpGpuStagingChunk(), tls), gpu, latency, bulkLanes);
+          settings.tcpMaxBatchEntries(), tcp.enableNotification(), settings.tcpGpuStagingChunk(), tls), gpu, settings.tcpLatency(), settings.tcpBulkLanes());
     } else {
       fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "the " + type + " backend is not available in this build of mori4j");
       return;

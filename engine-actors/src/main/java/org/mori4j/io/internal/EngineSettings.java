@@ -6,6 +6,7 @@ import com.typesafe.config.ConfigValueType;
 import java.time.Duration;
 import org.mori4j.io.TcpBackendConfig;
 import org.mori4j.transport.StagingTuning;
+import org.mori4j.transport.tcp.TcpLatency;
 
 /**
  * The {@code mori4j} section of the configuration, read once when an engine starts.
@@ -34,13 +35,16 @@ import org.mori4j.transport.StagingTuning;
  *                         launches ({@code mori4j.xgmi.fuse-batches})
  * @param tcpGpuStagingTuning TCP GPU staging: pieces in a transfer's middle and the copy spin
  *                         ({@code mori4j.tcp.gpu-staging-pieces}, {@code gpu-copy-spin})
+ * @param tcpLatency       TCP small-transfer latency: {@code mori4j.tcp.caller-drive}, {@code caller-drive-spin},
+ *                         {@code serve-spin} ({@link TcpLatencySetup})
+ * @param tcpBulkLanes     TCP: extra connections per peer for the stripes of large transfers ({@code mori4j.tcp.bulk-lanes})
  */
 public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, long awaitSpinNanos, String systemName,
                              long pollerSpinNanos, long pollerYieldNanos, long pollerParkNanos, long pollerMaxRunNanos,
                              TcpBackendConfig tcpDefaults, int tcpPort, int tcpMaxBatchEntries, int tcpGpuStagingChunk,
                              String gpuRuntime, int lostPeersRemembered, long xgmiPollNapNanos, int xgmiMaxBatchBlocks,
                              int tcpGpuStagingPrewarm, boolean xgmiMappedTable, boolean xgmiFuseBatches,
-                             StagingTuning tcpGpuStagingTuning) {
+                             StagingTuning tcpGpuStagingTuning, TcpLatency tcpLatency, int tcpBulkLanes) {
 
   /** What {@code await-spin = auto} spins for: longer than a small GPU copy or a loopback round trip takes. */
   public static final long AUTO_SPIN_NANOS = 50_000;
@@ -68,7 +72,7 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
         c.getString("gpu.runtime"), positive("engine.lost-peers-remembered", c.getInt("engine.lost-peers-remembered")),
         notNegative("xgmi.poll-nap", c.getDuration("xgmi.poll-nap").toNanos()), positive("xgmi.max-batch-blocks", c.getInt("xgmi.max-batch-blocks")),
         notNegative("tcp.gpu-staging-prewarm", tcp.getInt("gpu-staging-prewarm")), xgmiBlockTable(c.getString("xgmi.block-table")),
-        c.getBoolean("xgmi.fuse-batches"), stagingTuning(tcp));
+        c.getBoolean("xgmi.fuse-batches"), stagingTuning(tcp), TcpLatencySetup.fromConfig(tcp), TcpLatencySetup.bulkLanes(tcp));
   }
 
   /** {@code mori4j.xgmi.block-table}: true for {@code mapped}, false for {@code device}. */

@@ -6,7 +6,9 @@ import org.mori4j.transport.tcp.TcpLatency;
 /**
  * Reads the TCP backend's settings that are not part of {@code TcpBackendConfig}: the latency ones
  * ({@code mori4j.tcp.caller-drive}, {@code caller-drive-spin}, {@code serve-spin}; see reference.conf and
- * {@link TcpLatency}) and {@code bulk-lanes}, and refuses bad values with the key and the value.
+ * {@link TcpLatency}) and {@code bulk-lanes}, and refuses bad values with the key and the value. Called once, by
+ * {@link EngineSettings#from} at engine start, with the rest of {@code mori4j.tcp}; each TCP backend the engine
+ * creates takes them from there.
  */
 final class TcpLatencySetup {
   private TcpLatencySetup() {}
