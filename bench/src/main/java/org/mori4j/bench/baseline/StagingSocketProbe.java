@@ -35,8 +35,10 @@ import org.mori4j.natives.gpu.PinnedBuffer;
  * {@code write}/{@code read} loop or cut like the stager's 1 MiB plan (64 KiB, four equal middle pieces, 64 KiB), and
  * with a device, the untimed step before each {@code out} payload is a device-to-host copy into the buffer and after
  * each {@code in} payload a host-to-device copy out of it (synchronous), so the buffer's cache state is as in
- * staging. Kinds are alternated within each round and the order reverses every round. Timed: first byte offered ->
- * the peer's answer (so both ends' socket work), per payload; printed as p50 and mean per kind, direction and cut.
+ * staging ({@code dev} rows; {@code hot} rows skip it, so the CPU finds the bytes in its caches as a CPU transfer
+ * does). {@code memcpy} rows time the CPU alone copying the buffer into an ordinary one (no socket). Kinds are
+ * alternated within each round and the order reverses every round. Timed: out, first byte offered -> the peer's answer;
+ * in, the ask -> the last byte read (so both ends' socket work), per payload; printed as p50 and mean per row.
  * Run: {@code java ... org.mori4j.bench.baseline.StagingSocketProbe [--size 1M] [--iters 200] [--rounds 5]
  * [--device 0|-1] [--kinds pinned,arena,registered]}; {@code --device -1} uses no GPU (arena only, no copies).
  */
@@ -116,6 +118,10 @@ public final class StagingSocketProbe {
         SocketChannel theirs = server.accept();
         for (SocketChannel ch : List.of(mine, theirs)) ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
         Peer peer = new Peer(theirs, arena.allocate(size, 4096).asByteBuffer());
+        MemorySegment sink = arena.allocate(size, 4096);
+        // with a device: each payload after a device copy (as staged), whole and cut, and whole without one (cache-warm)
+        List<Variant> variants = runtime == null ? List.of(new Variant(false, false), new Variant(true, false))
+            : List.of(new Variant(false, true), new Variant(true, true), new Variant(false, false));
         Thread t = Thread.ofPlatform().name("staging-probe-peer").daemon().start(peer);
         ByteBuffer ack = ByteBuffer.allocateDirect(1);
         try {
@@ -123,14 +129,20 @@ public final class StagingSocketProbe {
             List<Buffer> order = new ArrayList<>(buffers);
             if (round % 2 == 1) order = order.reversed();
             for (Buffer b : order) {
-              for (String dir : List.of("out", "in")) {
-                for (boolean pieces : List.of(false, true)) {
-                  String name = dir + " " + b.kind + (pieces ? " pieces" : " whole");
+              for (String dir : List.of("out", "in", "memcpy")) {
+                for (Variant v : variants) {
+                  if (dir.equals("memcpy") && v.pieces) continue;
+                  String name = dir + " " + b.kind + (v.pieces ? " pieces" : " whole") + (v.device ? " dev" : " hot");
                   long[] lat = new long[iters];
+                  GpuRuntime rt = v.device ? runtime : null;
+                  long[] c = v.pieces ? cut : null;
                   // a few untimed payloads first: the kind's pages and the socket's buffers warm, as in a run's steady state
                   for (int i = -3; i < iters; i++) {
-                    long ns = dir.equals("out") ? out(runtime, dev, b, mine, ack, pieces ? cut : null, size)
-                        : in(runtime, dev, b, mine, pieces ? cut : null, size);
+                    long ns = switch (dir) {
+                      case "out" -> out(rt, dev, b, mine, ack, c, size);
+                      case "in" -> in(rt, dev, b, mine, c, size);
+                      default -> memcpy(rt, dev, b, sink, size);
+                    };
                     if (i >= 0) lat[i] = ns;
                   }
                   rows.computeIfAbsent(name, k -> new ArrayList<>()).add(lat);
@@ -152,6 +164,16 @@ public final class StagingSocketProbe {
       for (Buffer b : buffers) b.close();
     }
     return new Result(rows);
+  }
+
+  private record Variant(boolean pieces, boolean device) {}
+
+  /** The CPU alone reading the buffer: copies it into an ordinary one, after the device wrote it (rt non-null). */
+  private static long memcpy(GpuRuntime rt, DeviceBuffer dev, Buffer b, MemorySegment sink, long size) {
+    if (rt != null) rt.copyDeviceToHost(b.segment, dev.address(), size);
+    long t0 = System.nanoTime();
+    MemorySegment.copy(b.segment, 0, sink, 0, size);
+    return System.nanoTime() - t0;
   }
 
   /** The stager's cut of a payload of {@code size}: 64 KiB, four equal middle pieces (4 KiB multiples), 64 KiB. */

@@ -17,13 +17,13 @@ class StagingSocketProbeTest {
     HostBackedGpuRuntime device = new HostBackedGpuRuntime(1, 0);
     int before = device.liveAllocations();
     StagingSocketProbe.Result r = StagingSocketProbe.run(device, 0, 256 << 10, 3, 2, List.of("pinned", "arena", "registered"));
-    assertEquals(12, r.rows().size(), r.rows().keySet().toString());
-    assertTrue(r.rows().containsKey("in registered pieces"), r.rows().keySet().toString());
+    assertEquals(24, r.rows().size(), r.rows().keySet().toString());
+    assertTrue(r.rows().containsKey("in registered pieces dev") && r.rows().containsKey("memcpy pinned whole hot"), r.rows().keySet().toString());
     for (var e : r.rows().entrySet()) {
       assertEquals(2, e.getValue().size(), e.getKey());
       for (long[] round : e.getValue()) assertTrue(round.length == 3 && Arrays.stream(round).allMatch(ns -> ns > 0), e.getKey());
     }
-    assertEquals(12, r.lines(256 << 10).size());
+    assertEquals(24, r.lines(256 << 10).size());
     assertEquals(before, device.liveAllocations(), "the probe's device buffer is freed");
   }
 
