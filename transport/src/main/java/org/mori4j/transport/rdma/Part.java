@@ -55,6 +55,14 @@ final class Part {
     return (notifyOnly || block >= endBlock) && (!notify || notifyPosted);
   }
 
+  /**
+   * Whether this part, not begun (its cursor still at its start), carries all of its op: not a stripe, not a run of
+   * some of its blocks, not a notification alone.
+   */
+  boolean wholeOp() {
+    return !notifyOnly && block == 0 && byteStart == 0 && endBlock == op.blockCount() && (byteEnd < 0 || byteEnd == op.blockSize(0));
+  }
+
   void clear() {
     op = null;
     lane = null;

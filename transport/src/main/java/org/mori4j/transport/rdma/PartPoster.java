@@ -241,12 +241,35 @@ final class PartPoster {
 
   private void breakLane(RdmaLane lane, TransportError error, String why) {
     lane.breakWith(why);
+    handBackUnposted(lane);
     if (lane.accessError) failLaneAfterAccessError(lane, why);
     else failLane(lane, error, why);
     try {
       lane.qp.toError(); // what is still posted completes as flushed, which retires its slots
     } catch (RuntimeException e) {
       // already in error
+    }
+  }
+
+  /**
+   * When {@code lane}'s connection is being replaced: the ops whose only part waits on it for a free slot and was never
+   * begun go back to the connection, which holds them (ahead of ops held since, in their order) for the new one, as
+   * it does with ops a worker had not posted yet. Nothing of them left, so nothing is sent twice; the lane's error
+   * is not theirs. Parts of striped ops and begun parts still end with the lane.
+   */
+  private void handBackUnposted(RdmaLane lane) {
+    if (lane.waiting.isEmpty()) return;
+    RdmaPeer owner = ((RdmaPeer.Path) lane.waiting.peekFirst().op.lane).owner;
+    if (!owner.retiring() || !owner.alive()) return;
+    var it = lane.waiting.iterator();
+    while (it.hasNext()) {
+      Part p = it.next();
+      if (p.begun || !p.wholeOp()) continue;
+      it.remove();
+      TransferOp op = p.op;
+      release(p);
+      op.laneSeq = 0;
+      owner.submit(op, true);
     }
   }
 

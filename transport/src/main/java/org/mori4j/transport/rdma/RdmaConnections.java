@@ -35,6 +35,8 @@ final class RdmaConnections {
   private final ConcurrentHashMap<String, RdmaPeer> peers = new ConcurrentHashMap<>();
   /** Initiator side: queue pairs in INIT (per device: its worker, the pairs, our side of the handshake) awaiting the reply. */
   private final ConcurrentHashMap<String, Pending> pending = new ConcurrentHashMap<>();
+  /** Initiator side: peers whose last handshake's queue pairs were closed after connect-timeout (to the limit, ms). */
+  private final ConcurrentHashMap<String, Long> expired = new ConcurrentHashMap<>();
   /** Target side: the lanes serving each initiator, by worker. */
   private final ConcurrentHashMap<String, Map<RdmaWorker, List<RdmaLane>>> accepted = new ConcurrentHashMap<>();
   private int nextWorker;
@@ -74,8 +76,20 @@ final class RdmaConnections {
       closeAll(created);
       throw new TransportException(TransportError.RDMA_OP, "cannot create queue pairs for engine '" + peerKey + "': " + e.getMessage(), e);
     }
-    Pending old = pending.put(peerKey, new Pending(ws, created, eps));
+    Pending mine = new Pending(ws, created, eps);
+    Pending old = pending.put(peerKey, mine);
     if (old != null) old.close();
+    expired.remove(peerKey);
+    // queue pairs in INIT whose handshake gets no reply (refused, unanswered, the engine gave up) are not kept until the
+    // next handshake or the backend's close: connect-timeout after the request they close, and a late reply is refused
+    long limitMs = settings.connectTimeout().toMillis();
+    java.util.concurrent.CompletableFuture.delayedExecutor(limitMs, java.util.concurrent.TimeUnit.MILLISECONDS).execute(() -> {
+      if (!pending.remove(peerKey, mine)) return;
+      expired.put(peerKey, limitMs);
+      mine.close();
+      log.info("engine {}: the RDMA handshake with engine '{}' got no reply within connect-timeout ({} ms); its queue pairs are closed",
+          engineKey, peerKey, limitMs);
+    });
     return new RdmaHandshake(engineKey, false, eps).encode();
   }
 
@@ -129,7 +143,13 @@ final class RdmaConnections {
 
   Object connect(String peerKey, byte[] reply) {
     Pending pend = pending.remove(peerKey);
-    if (pend == null) throw new TransportException(TransportError.BAD_STATE, "no RDMA handshake with engine '" + peerKey + "' is pending");
+    if (pend == null) {
+      Long late = expired.remove(peerKey);
+      throw new TransportException(TransportError.BAD_STATE, late != null
+          ? "the RDMA handshake reply of engine '" + peerKey + "' came after connect-timeout (" + late + " ms, mori4j.rdma.connect-timeout):"
+              + " its queue pairs were closed; connect again"
+          : "no RDMA handshake with engine '" + peerKey + "' is pending");
+    }
     RdmaHandshake h;
     try {
       h = RdmaHandshake.decode(reply, peerKey);
@@ -192,6 +212,7 @@ final class RdmaConnections {
     if (p != null) lose(p, error, reason);
     Pending q = pending.remove(peerKey);
     if (q != null) q.close();
+    expired.remove(peerKey);
     Map<RdmaWorker, List<RdmaLane>> a = accepted.remove(peerKey);
     if (a != null) retire(a, null, error, reason);
   }
@@ -284,6 +305,7 @@ final class RdmaConnections {
     peers.clear();
     pending.values().forEach(Pending::close);
     pending.clear();
+    expired.clear();
     accepted.clear();
   }
 

@@ -18,7 +18,8 @@ import java.time.Duration;
  * @param receiveDepth       notification receives kept posted per queue pair on the target side
  * @param maxWorkRequestBytes largest payload of one work request; larger blocks are split
  * @param stripeThreshold    single transfers at least this large are split over the queue pairs of their peer
- * @param connectTimeout     limit for bringing queue pairs up during a handshake
+ * @param connectTimeout     how long the queue pairs of a handshake wait in INIT for its reply; then they are closed
+ *                           and a later reply is refused
  * @param replaceTimeout     how long new ops wait for the new connection that replaces one whose queue pair left
  *                           service (the engine's handshake timeout); then they fail and the peer is lost
  */

@@ -47,7 +47,7 @@ class RdmaBackendTest {
     return t;
   }
 
-  private static final class Op extends TransferOp {
+  static final class Op extends TransferOp {
     final CompletableFuture<String> done = new CompletableFuture<>();
 
     @Override
@@ -66,7 +66,7 @@ class RdmaBackendTest {
   }
 
   /** Two backends, each one buffer, connected initiator -> target; the confirmer answers as the target's engine would. */
-  private static final class Pair implements AutoCloseable {
+  static final class Pair implements AutoCloseable {
     final Arena arena = Arena.ofShared();
     final MemorySegment a = arena.allocate(SIZE, 4096), b = arena.allocate(SIZE, 4096);
     final LocalRegion ra = new LocalRegion(1, 11, a, false, -1), rb = new LocalRegion(2, 22, b, false, -1);
@@ -76,6 +76,10 @@ class RdmaBackendTest {
     final List<String> reconnects = new CopyOnWriteArrayList<>();
     byte[] targetData;
     volatile int[] forgedRkeys;
+    /** Whether only the next confirmation carries {@link #forgedRkeys} (a new connection then gets the real ones). */
+    volatile boolean forgeOnce;
+    /** When set, confirmations are answered once it completes (ops submitted meanwhile all wait for the answer). */
+    volatile CompletableFuture<Void> confirmGate;
     /** The target's engine no longer has rb (it deregistered it): what it answers a confirmation from then on. */
     volatile boolean deregistered;
     /** Whether a reconnect request is answered as the engine answers it (a new handshake, off the worker's thread). */
@@ -83,10 +87,20 @@ class RdmaBackendTest {
     Object peer;
 
     Pair(int qps, boolean event) {
-      RdmaSettings s = new RdmaSettings(qps, 16, 1, event, true, "", 64, 1024, 32, 1 << 20, 64 * 1024, Duration.ofSeconds(5));
+      this(new RdmaSettings(qps, 16, 1, event, true, "", 64, 1024, 32, 1 << 20, 64 * 1024, Duration.ofSeconds(5)));
+    }
+
+    Pair(RdmaSettings s) {
       RegionConfirmer confirmer = (peerKey, id, key, answer) -> {
-        if (id != rb.id() || key != rb.accessKey() || deregistered) answer.refused(TransportError.NOT_FOUND, "memory id " + id + " is not registered");
-        else answer.registered(b.address(), SIZE, forgedRkeys != null ? RdmaMemoryData.encode(forgedRkeys) : targetData);
+        Runnable reply = () -> {
+          int[] forged = forgedRkeys;
+          if (forgeOnce) forgedRkeys = null;
+          if (id != rb.id() || key != rb.accessKey() || deregistered) answer.refused(TransportError.NOT_FOUND, "memory id " + id + " is not registered");
+          else answer.registered(b.address(), SIZE, forged != null ? RdmaMemoryData.encode(forged) : targetData);
+        };
+        CompletableFuture<Void> gate = confirmGate;
+        if (gate == null) reply.run();
+        else gate.thenRunAsync(reply);
       };
       init = new RdmaBackend("init", s, new SoftwareVerbsProvider("127.0.0.1", null), confirmer);
       target = new RdmaBackend("target", s, new SoftwareVerbsProvider("127.0.0.1", null), confirmer);
