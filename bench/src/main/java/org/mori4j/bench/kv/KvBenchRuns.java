@@ -48,6 +48,17 @@ final class KvBenchRuns {
   private final KvBenchReceiver link;
   private final int warmup;
   private final int iters;
+  /** Bytes the calling thread allocated inside the last {@link #migrate}'s {@code migrate()} call (-1: the JVM cannot say). */
+  private long lastCallAllocated = -1;
+  private static final com.sun.management.ThreadMXBean THREADS = threads();
+
+  private static com.sun.management.ThreadMXBean threads() {
+    if (java.lang.management.ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean t && t.isThreadAllocatedMemorySupported()) {
+      t.setThreadAllocatedMemoryEnabled(true);
+      return t;
+    }
+    return null;
+  }
 
   KvBenchRuns(IoEngine engine, MemoryDesc region, MemoryDesc remoteRegion, KvBenchReceiver link, int warmup, int iters) {
     this.engine = engine;
@@ -81,8 +92,9 @@ final class KvBenchRuns {
   Paired migrations(KvCache local, KvCacheDesc remote, int[] src, int[] dst, KvMigration.Mode mode, String tag, long bytes)
       throws InterruptedException {
     boolean pull = mode == KvMigration.Mode.PULL;
-    long[] t = new long[iters], c = new long[iters], s = new long[iters];
+    long[] t = new long[iters], c = new long[iters], s = new long[iters], alloc = new long[iters];
     long launches = 0;
+    long[] reuse0 = local.planArrayReuse();
     KvBenchTrace trace = KvBenchTrace.on() ? new KvBenchTrace() : null;
     for (int i = -warmup; i < iters; i++) {
       long ct = once(bytes, pull);
@@ -98,8 +110,16 @@ final class KvBenchRuns {
         t[i] = mt;
         c[i] = ct;
         s[i] = st;
+        alloc[i] = lastCallAllocated;
       }
     }
+    // the caller's own allocation in migrate() (plans, the engine call; not the backend's threads): ~0 for the plan
+    // arrays once the cache's pool (mori4j.kv.plan-pool-bytes) serves them
+    long[] reuse = local.planArrayReuse();
+    if (THREADS != null) System.err.printf(java.util.Locale.ROOT,
+        "kv-bench %s: caller thread allocated %.1f KiB per migrate() call (p50 of %d; min %.1f, max %.1f); plan arrays %d taken, %d from the cache's pool%n",
+        tag, new Stats(1, alloc).p50Nanos() / 1024.0, iters, Arrays.stream(alloc).min().orElse(0) / 1024.0, Arrays.stream(alloc).max().orElse(0) / 1024.0,
+        reuse[0] - reuse0[0], reuse[1] - reuse0[1]);
     // how the migration reached the GPU: one launch per buffer pair, fewer when entries were fused (XGMI only)
     if (launches > 0) System.err.printf(java.util.Locale.ROOT, "kv-bench %s: %.1f XGMI kernel launches per migration (this engine's metric)%n", tag,
         (double) launches / iters);
@@ -110,8 +130,10 @@ final class KvBenchRuns {
 
   /** One whole migration: call to completion on this side (the receiver hears of it after; that is awaited untimed). */
   long migrate(KvCache local, KvCacheDesc remote, int[] src, int[] dst, KvMigration.Mode mode, String req) throws InterruptedException {
+    long a0 = THREADS != null ? THREADS.getCurrentThreadAllocatedBytes() : 0;
     long t0 = System.nanoTime();
     KvMigration m = local.migrate(req, src, remote, dst, mode);
+    lastCallAllocated = THREADS != null ? THREADS.getCurrentThreadAllocatedBytes() - a0 : -1;
     if (!m.await(LIMIT)) throw new IllegalStateException("migration " + req + " still running after " + LIMIT);
     long t = System.nanoTime() - t0;
     // kv-bench saw the handle complete (a no-op unless migrations() opened a trace window)

@@ -30,7 +30,9 @@ import org.mori4j.transport.xgmi.XgmiTrace;
  * per arm the p50/p90 of the migration ({@code push()} to {@code await} returned) and, with {@code MORI4J_XGMI_TRACE=1},
  * of "plan built" (the first batch call starts), the first launch and the last call returned. Not a unit test: a
  * measuring tool (bench README, {@code bench/results/*-kv-host-2}). Arguments: {@code [iters] [warmup] [firstChunk]
- * [blockBytes]}, defaults 200 40 1 64; the fuse setting comes from {@code MORI_IO_XGMI_FUSE_BATCHES} as everywhere.
+ * [blockBytes]}, defaults 200 40 1 64; the fuse setting comes from {@code MORI_IO_XGMI_FUSE_BATCHES} as everywhere. Also
+ * prints the bytes the calling thread allocated inside {@code push()} (p50; the plan-array pool is
+ * {@code MORI4J_KV_PLAN_POOL_BYTES}, 0 = off).
  */
 public final class KvIssueAb {
   private KvIssueAb() {}
@@ -56,19 +58,24 @@ public final class KvIssueAb {
       KvCache[] src = {cache(one, "src-one", layout, device, closing), cache(chunked, "src-chunked", layout, device, closing)};
       int[] sb = pick(512, 256, 1), db = pick(512, 256, 2);
       String[] arm = {"first-chunk-layers=0 (one call)", "first-chunk-layers=" + first};
+      long[][] alloc = new long[2][iters];
+      com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
       long[][] total = new long[2][iters], planned = new long[2][iters], launch = new long[2][iters], returned = new long[2][iters];
       int seq = 0;
       for (int i = -warmup; i < iters; i++) {
         for (int k0 = 0; k0 < 2; k0++) {
           int k = (i & 1) == 0 ? k0 : 1 - k0; // alternate which arm goes first
           if (XgmiTrace.ON) XgmiTrace.begin();
+          long a0 = threads.getCurrentThreadAllocatedBytes();
           long t0 = System.nanoTime();
           KvMigration m = src[k].push("r" + (seq++), sb, dst.desc(), db);
+          long a = threads.getCurrentThreadAllocatedBytes() - a0;
           if (!m.await(Duration.ofSeconds(30)) || !m.succeeded()) throw new IllegalStateException(arm[k] + ": " + m);
           long t = System.nanoTime() - t0;
           XgmiTrace.Window w = XgmiTrace.ON ? XgmiTrace.end() : null;
           if (i < 0) continue;
           total[k][i] = t;
+          alloc[k][i] = a * 1000; // pct() reads thousandths: KiB below are a / 1024
           if (w != null) {
             planned[k][i] = w.planned();
             launch[k][i] = w.firstLaunch();
@@ -79,7 +86,8 @@ public final class KvIssueAb {
       System.out.printf("kv-issue-ab: %d x %d B slots (80 layers x 2 tensors x 256 blocks), fuse-batches %s, %d interleaved pairs after %d%n",
           80 * 2 * 256, blockBytes, ConfigFactory.load().getString("mori4j.xgmi.fuse-batches"), iters, warmup);
       for (int k = 0; k < 2; k++) {
-        System.out.printf("%-34s migration p50 %7.1f us p90 %7.1f", arm[k], pct(total[k], 50), pct(total[k], 90));
+        System.out.printf("%-34s migration p50 %7.1f us p90 %7.1f | caller allocated in push() p50 %7.1f KiB", arm[k], pct(total[k], 50),
+            pct(total[k], 90), pct(alloc[k], 50) / 1024);
         if (XgmiTrace.ON)
           System.out.printf(" | plan built p50 %6.1f | first launch p50 %6.1f p90 %6.1f | last call returned p50 %6.1f", pct(planned[k], 50),
               pct(launch[k], 50), pct(launch[k], 90), pct(returned[k], 50));
