@@ -45,8 +45,9 @@ final class KvBenchTrace {
     col(b, ", longest op", XgmiTrace.Window::gpuLongestOp);
     col(b, ", sum of op times", XgmiTrace.Window::gpuOpSum);
     b.append(String.format(Locale.ROOT, "; per migration (p50): %d launches, %d issued by the caller, %d by the worker, %d issues found no free event,"
-        + " %d GPU-timed", p50(XgmiTrace.Window::launches), p50(XgmiTrace.Window::callerIssues), p50(XgmiTrace.Window::workerIssues),
-        p50(XgmiTrace.Window::noFreeEvent), p50(XgmiTrace.Window::gpuOps)));
+        + " %d GPU-timed, at most %d completions found by one poll; the trace's own GPU-time reads %.1f us (left out of the completion stamps)",
+        p50(XgmiTrace.Window::launches), p50(XgmiTrace.Window::callerIssues), p50(XgmiTrace.Window::workerIssues),
+        p50(XgmiTrace.Window::noFreeEvent), p50(XgmiTrace.Window::gpuOps), p50(XgmiTrace.Window::largestPass), p50(XgmiTrace.Window::traceReads) / 1e3));
     return b.toString();
   }
 

@@ -237,6 +237,7 @@ final class DevicePool implements AutoCloseable {
     long w = XgmiTrace.window();
     if (w == 0) return;
     double start = Double.NaN, end = Double.NaN;
+    long r0 = System.nanoTime(); // the reads' own time is credited back to the "seen" stamps (XgmiTrace.done)
     if (error == null && anchorWindow == w && startWindow[slot] == w) {
       try {
         start = startEvents[slot].elapsedMillisSince(anchor);
@@ -246,7 +247,7 @@ final class DevicePool implements AutoCloseable {
         start = end = Double.NaN;
       }
     }
-    XgmiTrace.done(start, end);
+    XgmiTrace.done(start, end, System.nanoTime() - r0);
   }
 
   /** Native objects this pool holds now (streams, events, table buffers), for leak checks. */

@@ -274,6 +274,7 @@ final class XgmiWorker extends RegionConfirmingWorker {
 
   /** Completes the ops whose events have completed; returns how many. */
   private int pollCompletions() {
+    if (XgmiTrace.ON) XgmiTrace.passStarted();
     deferDone = true;
     try {
       return transfers.poll(this::finished);
