@@ -48,6 +48,9 @@ final class KvBenchTrace {
         + " %d GPU-timed, at most %d completions found by one poll; the trace's own GPU-time reads %.1f us (left out of the completion stamps)",
         p50(XgmiTrace.Window::launches), p50(XgmiTrace.Window::callerIssues), p50(XgmiTrace.Window::workerIssues),
         p50(XgmiTrace.Window::noFreeEvent), p50(XgmiTrace.Window::gpuOps), p50(XgmiTrace.Window::largestPass), p50(XgmiTrace.Window::traceReads) / 1e3));
+    b.append(String.format(Locale.ROOT, "; the XGMI worker's time (p50, us): %d polls of its events %.1f, reporting completions %.1f, issuing %.1f",
+        p50(XgmiTrace.Window::polls), p50(XgmiTrace.Window::pollNanos) / 1e3, p50(XgmiTrace.Window::reportNanos) / 1e3,
+        p50(XgmiTrace.Window::issueNanos) / 1e3));
     return b.toString();
   }
 

@@ -24,13 +24,14 @@ final class CompletedOps {
     failures.add(failure);
   }
 
-  /** Completes every op kept ({@code worker}: the worker's name, for the log), and forgets them. */
-  void report(String worker) {
+  /** Completes every op kept ({@code worker}: the worker's name, for the log), and forgets them; returns how many. */
+  int report(String worker) {
     int n = ops.size();
-    if (n == 0) return;
+    if (n == 0) return 0;
     for (int i = 0; i < n; i++) complete(ops.get(i), failures.get(i), worker);
     ops.clear();
     failures.clear();
+    return n;
   }
 
   /** Ends {@code op} as succeeded ({@code failure} null) or failed on the GPU. */

@@ -30,7 +30,9 @@ public final class XgmiTrace {
    * the completions it found; over the window: the most one pass found, and every read's time.
    */
   private static final int PASS_CREDIT = 21, PASS_FOUND = 22, MAX_PASS = 23, READ_NANOS = 24;
-  private static final int SLOTS = 25;
+  /** The worker thread's time in the window by what it did: polls of its events (and how many), reports, issues. */
+  private static final int POLLS = 25, POLL_NANOS = 26, REPORT_NANOS = 27, ISSUE_NANOS = 28;
+  private static final int SLOTS = 29;
   private static final AtomicLongArray T = new AtomicLongArray(SLOTS);
 
   private XgmiTrace() {}
@@ -44,7 +46,8 @@ public final class XgmiTrace {
    */
   public record Window(long planned, long firstLaunch, long lastLaunch, long returned, long firstDone, long lastDone, long statusesDone,
                        long finished, long observed, long gpuFirstStart, long gpuLastEnd, long gpuLongestOp, long gpuOpSum, long launches,
-                       long callerIssues, long workerIssues, long noFreeEvent, long gpuOps, long largestPass, long traceReads) {}
+                       long callerIssues, long workerIssues, long noFreeEvent, long gpuOps, long largestPass, long traceReads,
+                       long polls, long pollNanos, long reportNanos, long issueNanos) {}
 
   /** Opens a window now (its {@link #ENTER} stamp); clears the last one. */
   public static void begin() {
@@ -108,6 +111,22 @@ public final class XgmiTrace {
    * The worker (or a submitter holding its turn) starts a poll of its events: the completions it finds are stamped as
    * if the trace's reads made in the pass had not been made (one poller at a time: the turn).
    */
+  /** Worker time: a poll of the events that took {@code nanos} (the trace's reads included: see {@code traceReads}). */
+  static void polled(long nanos) {
+    if (!ON || T.get(OPEN) == 0) return;
+    T.incrementAndGet(POLLS);
+    T.addAndGet(POLL_NANOS, nanos);
+  }
+
+  /** Worker time: reporting completed ops to their callers (their listeners run here), and issuing ops (checks, launch, event). */
+  static void reported(long nanos) {
+    if (ON && T.get(OPEN) != 0) T.addAndGet(REPORT_NANOS, nanos);
+  }
+
+  static void issued(long nanos) {
+    if (ON && T.get(OPEN) != 0) T.addAndGet(ISSUE_NANOS, nanos);
+  }
+
   static void passStarted() {
     if (!ON || T.get(OPEN) == 0) return;
     T.set(PASS_CREDIT, 0);
@@ -147,7 +166,8 @@ public final class XgmiTrace {
         rel(LAST_DONE, enter), rel(STATUSES_DONE, enter), rel(FINISHED, enter), rel(OBSERVED, enter),
         gpu ? anchor - enter + T.get(GPU_FIRST_START) : -1, gpu ? anchor - enter + T.get(GPU_LAST_END) : -1,
         gpu ? T.get(GPU_LONGEST) : -1, gpu ? T.get(GPU_SUM) : -1, T.get(LAUNCHES), T.get(CALLER_ISSUES), T.get(WORKER_ISSUES),
-        T.get(NO_FREE_EVENT), T.get(GPU_OPS), T.get(MAX_PASS), T.get(READ_NANOS));
+        T.get(NO_FREE_EVENT), T.get(GPU_OPS), T.get(MAX_PASS), T.get(READ_NANOS), T.get(POLLS), T.get(POLL_NANOS), T.get(REPORT_NANOS),
+        T.get(ISSUE_NANOS));
   }
 
   private static long rel(int stage, long enter) {
