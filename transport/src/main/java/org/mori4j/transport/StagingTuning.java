@@ -14,14 +14,21 @@ package org.mori4j.transport;
  * @param registeredMemory staging buffers are ordinary host memory page-locked with the runtime's host registration
  *                      ({@code cuMemHostRegister}) instead of the runtime's page-locked allocation
  *                      ({@code cuMemAllocHost}): {@code mori4j.tcp.gpu-staging-memory}
+ * @param gatherPieces  the sending side writes the current piece and every following piece whose device copy is done
+ *                      in one gathering socket call, instead of one call per piece: {@code mori4j.tcp.gpu-staging-gather}
  */
-public record StagingTuning(int middlePieces, long copySpinNanos, boolean registeredMemory) {
-  /** What the stager did before these were settings: quarters in the middle, no spinning, the runtime's pinned allocation. */
+public record StagingTuning(int middlePieces, long copySpinNanos, boolean registeredMemory, boolean gatherPieces) {
+  /** What the stager did before these were settings: quarters in the middle, no spinning, the runtime's pinned allocation, one socket call per piece. */
   public static final StagingTuning DEFAULT = new StagingTuning(4, 0);
 
   /** Staging buffers from the runtime's pinned allocation. */
   public StagingTuning(int middlePieces, long copySpinNanos) {
-    this(middlePieces, copySpinNanos, false);
+    this(middlePieces, copySpinNanos, false, false);
+  }
+
+  /** One socket call per piece. */
+  public StagingTuning(int middlePieces, long copySpinNanos, boolean registeredMemory) {
+    this(middlePieces, copySpinNanos, registeredMemory, false);
   }
 
   public StagingTuning {

@@ -125,7 +125,7 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     return value;
   }
 
-  /** {@code mori4j.tcp.gpu-staging-pieces} (1..64), {@code gpu-copy-spin} (0..10 ms) and {@code gpu-staging-memory} (pinned, registered). */
+  /** {@code mori4j.tcp.gpu-staging-pieces} (1..64), {@code gpu-copy-spin} (0..10 ms), {@code gpu-staging-memory} (pinned, registered), {@code gpu-staging-gather}. */
   static StagingTuning stagingTuning(Config tcp) {
     int pieces = tcp.getInt("gpu-staging-pieces");
     if (pieces < 1 || pieces > 64) throw new IllegalArgumentException("mori4j.tcp.gpu-staging-pieces must be in 1..64: " + pieces);
@@ -133,7 +133,8 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     String memory = tcp.hasPath("gpu-staging-memory") ? tcp.getString("gpu-staging-memory") : "pinned";
     if (!memory.equals("pinned") && !memory.equals("registered"))
       throw new IllegalArgumentException("mori4j.tcp.gpu-staging-memory must be pinned or registered: " + memory);
-    return new StagingTuning(pieces, TcpLatencySetup.nanos(tcp, "gpu-copy-spin"), memory.equals("registered"));
+    boolean gather = tcp.hasPath("gpu-staging-gather") && tcp.getBoolean("gpu-staging-gather");
+    return new StagingTuning(pieces, TcpLatencySetup.nanos(tcp, "gpu-copy-spin"), memory.equals("registered"), gather);
   }
 
   private static int stagingChunk(long bytes) {

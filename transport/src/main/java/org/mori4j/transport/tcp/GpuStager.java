@@ -22,7 +22,8 @@ import org.mori4j.transport.StagingTuning;
  * arrived. With quarters, a quarter of that copying was exposed on each side; with the small end pieces, one
  * small copy is.
  *
- * <p>Nothing here blocks: {@link #next()} answers null while the GPU has not caught up (after asking again for
+ * <p>The sending side may write several ready pieces in one gathering call ({@link #fill}, with
+ * {@link StagingTuning#gatherPieces()}). Nothing here blocks: {@link #next()} answers null while the GPU has not caught up (after asking again for
  * at most {@link StagingTuning#copySpinNanos()}, 0 by default), and the connection then waits on its loop's GPU poll
  * instead of the selector. Loop thread only. The buffers are opened on
  * the first GPU transfer of the connection and closed by {@link #close()} when the connection closes; the
@@ -41,6 +42,8 @@ final class GpuStager {
   private final int middlePieces;
   /** How long {@link #copyDone} asks an unfinished copy again before the loop takes over ({@link StagingTuning#copySpinNanos()}). */
   private final long spinNanos;
+  /** {@link #fill} offers every ready piece, not only the current one ({@link StagingTuning#gatherPieces()}). */
+  private final boolean gather;
   /** The staging pools its slots: buffers after the first are borrowed for a transfer and given back at its end. */
   private final boolean borrow;
   private final DeviceStaging.Slot[] slots = new DeviceStaging.Slot[SLOTS];
@@ -70,11 +73,7 @@ final class GpuStager {
   private long issueDone;
   private String failure;
   /** This transfer's {@link GpuStageTrace} record, when the trace is on. */
-  private final long[] trace = GpuStageTrace.ON ? new long[GpuStageTrace.FIELDS] : null;
-  private final long[] issuedAt = GpuStageTrace.ON ? new long[SLOTS] : null;
-  private final boolean[] waited = GpuStageTrace.ON ? new boolean[SLOTS] : null;
-  /** Trace: bytes the last {@link #next()} offered, to count socket calls that moved less (socket full or empty). */
-  private long offered;
+  private final StageRecorder trace = GpuStageTrace.ON ? new StageRecorder(SLOTS) : null;
 
   GpuStager(DeviceStaging staging, int chunk) {
     this.staging = staging;
@@ -83,6 +82,7 @@ final class GpuStager {
     StagingTuning t = staging.tuning();
     this.middlePieces = t.middlePieces();
     this.spinNanos = t.copySpinNanos();
+    this.gather = t.gatherPieces();
   }
 
   /** Starts a transfer of one block; outbound, the device-to-host copies of the first pieces are issued at once. */
@@ -117,12 +117,7 @@ final class GpuStager {
     issueBlock = 0;
     issueDone = 0;
     failure = null;
-    if (trace != null) {
-      java.util.Arrays.fill(trace, 0);
-      trace[GpuStageTrace.DIR] = out ? 1 : 0;
-      trace[GpuStageTrace.TOTAL] = tot;
-      trace[GpuStageTrace.T0] = System.nanoTime();
-    }
+    if (trace != null) trace.begin(out, tot);
   }
 
   /**
@@ -189,10 +184,10 @@ final class GpuStager {
       if (failure == null) {
         try {
           if (!copyDone(s)) {
-            if (trace != null) waited[s] = true;
+            if (trace != null) trace.waited(s);
             return null;
           }
-          if (trace != null) copySeen(s);
+          if (trace != null) trace.seen(s);
         } catch (RuntimeException e) {
           if (outbound) throw e;
           fail(e);
@@ -202,24 +197,60 @@ final class GpuStager {
     }
     ByteBuffer v = views[s];
     v.limit((int) (sockEnd - sockStart)).position((int) (moved - sockStart));
-    if (trace != null) offered = v.remaining();
+    if (trace != null) trace.offered(v.remaining());
     return v;
   }
 
-  /** Records {@code n} bytes through the socket (at most what {@link #next()} offered). */
+  /**
+   * Outbound: puts views of the payload into {@code iov[at..]} for one gathering write: the rest of the current piece,
+   * and, with {@link StagingTuning#gatherPieces()}, the pieces after it whose device copies are already done (at most
+   * one per buffer, so no piece's buffer is refilled while it is offered), as the room in {@code iov} allows. Returns
+   * the new end ({@code at} when the current piece's copy is still running, like {@link #next()} answering null).
+   * Fewer, larger socket calls: a CPU transfer writes its payload in one call, a staged one had one per piece.
+   */
+  int fill(ByteBuffer[] iov, int at) {
+    ByteBuffer v = next();
+    if (v == null) return at;
+    iov[at++] = v;
+    if (!gather || !outbound) return at;
+    long more = 0;
+    for (int j = sockPiece + 1; j < issuePiece && j < sockPiece + nBuffers && at < iov.length; j++) {
+      int s = j % nBuffers;
+      if (busy[s]) {
+        boolean done;
+        try {
+          done = slots[s].done();
+        } catch (RuntimeException e) {
+          break; // next() throws it when the socket gets to this piece
+        }
+        if (!done) break;
+        if (trace != null) trace.seen(s);
+        busy[s] = false;
+      }
+      long len = plan.length(j);
+      ByteBuffer w = views[s];
+      w.limit((int) len).position(0);
+      iov[at++] = w;
+      more += len;
+    }
+    if (trace != null) trace.offered(more);
+    return at;
+  }
+
+  /** Records {@code n} bytes through the socket (at most what {@link #next()} or {@link #fill} offered). */
   void advance(long n) {
-    moved += n;
-    if (trace != null) {
-      trace[GpuStageTrace.OPS]++;
-      if (n < offered) trace[GpuStageTrace.SHORT]++;
-      offered = 0;
+    if (trace != null) trace.socketCall(n, moved + n == total);
+    // a gathering write may have moved several pieces: each piece's end is handled in turn
+    while (n > 0) {
+      long step = Math.min(n, sockEnd - moved);
+      n -= step;
+      moved += step;
+      if (moved == sockEnd) pieceLeft();
     }
-    if (trace != null && n > 0) {
-      long now = System.nanoTime();
-      if (trace[GpuStageTrace.T_FIRST] == 0) trace[GpuStageTrace.T_FIRST] = now;
-      if (moved == total) trace[GpuStageTrace.T_LAST] = now;
-    }
-    if (moved != sockEnd || n == 0) return;
+  }
+
+  /** The socket is past the current piece: move to the next one, refill (outbound) or empty (inbound) its buffer. */
+  private void pieceLeft() {
     int done = sockPiece;
     if (moved < total) {
       sockPiece++;
@@ -271,13 +302,7 @@ final class GpuStager {
     }
     slot.mark();
     busy[s] = true;
-    if (trace != null) {
-      long now = System.nanoTime();
-      trace[GpuStageTrace.API] += now - t;
-      trace[GpuStageTrace.PIECES]++;
-      issuedAt[s] = now;
-      waited[s] = false;
-    }
+    if (trace != null) trace.issued(s, t);
   }
 
   /**
@@ -298,21 +323,8 @@ final class GpuStager {
       done = slot.done();
       now = System.nanoTime();
     } while (!done && now - start < spinNanos);
-    if (trace != null) {
-      trace[GpuStageTrace.SPIN] += now - start;
-      if (done) trace[GpuStageTrace.SPUN]++;
-    }
+    if (trace != null) trace.spun(now - start, done);
     return done;
-  }
-
-  /** Trace: slot {@code s}'s copies were just seen done. */
-  private void copySeen(int s) {
-    long lat = System.nanoTime() - issuedAt[s];
-    if (trace[GpuStageTrace.COPIES] == 0) trace[GpuStageTrace.FIRST_COPY] = lat;
-    trace[GpuStageTrace.COPIES]++;
-    trace[GpuStageTrace.COPY_SUM] += lat;
-    trace[GpuStageTrace.COPY_MAX] = Math.max(trace[GpuStageTrace.COPY_MAX], lat);
-    if (waited[s]) trace[GpuStageTrace.WAITS]++;
   }
 
   private void fail(RuntimeException e) {
@@ -327,10 +339,10 @@ final class GpuStager {
       if (failure == null) {
         try {
           if (!copyDone(i)) {
-            if (trace != null) waited[i] = true;
+            if (trace != null) trace.waited(i);
             return false;
           }
-          if (trace != null) copySeen(i);
+          if (trace != null) trace.seen(i);
         } catch (RuntimeException e) {
           fail(e);
         }
@@ -352,10 +364,7 @@ final class GpuStager {
    * given back with copies still running (a cancelled transfer) is handed out again only once they finished.
    */
   void finish() {
-    if (trace != null && region != null && total > 0) {
-      trace[GpuStageTrace.T_END] = System.nanoTime();
-      GpuStageTrace.record(trace);
-    }
+    if (trace != null && region != null && total > 0) trace.end();
     region = null;
     offsets = null;
     sizes = null;

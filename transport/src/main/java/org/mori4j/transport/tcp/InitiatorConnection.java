@@ -212,8 +212,9 @@ final class InitiatorConnection extends TcpConnection {
     while (true) {
       int n = 0;
       if (req.frame.hasRemaining()) out.iov[n++] = req.frame;
-      ByteBuffer v = st.remaining() > 0 ? st.next() : null;
-      if (v != null) out.iov[n++] = v;
+      int views = n;
+      if (st.remaining() > 0) n = st.fill(out.iov, n);
+      boolean staged = n > views;
       if (n == 0) {
         if (st.remaining() == 0) {
           st.finish();
@@ -227,7 +228,7 @@ final class InitiatorConnection extends TcpConnection {
       long w = write(out.iov, n);
       long payload = w - (before - req.frame.remaining());
       if (payload > 0) st.advance(payload);
-      if (req.frame.hasRemaining() || (v != null && v.hasRemaining())) {
+      if (req.frame.hasRemaining() || (staged && out.iov[n - 1].hasRemaining())) {
         interest(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
         return false;
       }

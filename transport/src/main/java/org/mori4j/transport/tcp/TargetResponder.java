@@ -39,6 +39,8 @@ abstract class TargetResponder extends TcpConnection {
   /** A hello's key as it is read, then a refused hello's reason as it is written. */
   final ByteBuffer message = direct(MAX_SMALL_PAYLOAD);
   private final ByteBuffer[] iov2 = new ByteBuffer[2];
+  /** The READ response header and up to one staged piece per staging buffer (GpuStager.fill). */
+  private final ByteBuffer[] gpuIov = new ByteBuffer[1 + GpuStager.SLOTS];
   /** The request being served: its fields, block list and verdict. */
   final TargetRequest rq = new TargetRequest();
   boolean closeAfterResponse;
@@ -166,9 +168,10 @@ abstract class TargetResponder extends TcpConnection {
     GpuStager st = outStager();
     while (true) {
       int n = 0;
-      if (resp.hasRemaining()) iov2[n++] = resp;
-      ByteBuffer v = st.remaining() > 0 ? st.next() : null;
-      if (v != null) iov2[n++] = v;
+      if (resp.hasRemaining()) gpuIov[n++] = resp;
+      int views = n;
+      if (st.remaining() > 0) n = st.fill(gpuIov, n);
+      boolean staged = n > views;
       if (n == 0) {
         if (st.remaining() == 0) {
           st.finish();
@@ -179,10 +182,10 @@ abstract class TargetResponder extends TcpConnection {
         return false;
       }
       long before = resp.remaining();
-      long w = write(iov2, n);
+      long w = write(gpuIov, n);
       long payload = w - (before - resp.remaining());
       if (payload > 0) st.advance(payload);
-      if (resp.hasRemaining() || (v != null && v.hasRemaining())) {
+      if (resp.hasRemaining() || (staged && gpuIov[n - 1].hasRemaining())) {
         interest(SelectionKey.OP_WRITE);
         return false;
       }
