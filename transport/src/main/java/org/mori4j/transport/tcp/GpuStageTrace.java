@@ -30,10 +30,10 @@ final class GpuStageTrace {
   static final boolean ON = PREFIX != null;
 
   static final int DIR = 0, TOTAL = 1, PIECES = 2, T0 = 3, T_FIRST = 4, T_LAST = 5, T_END = 6, WAITS = 7, COPY_SUM = 8,
-      COPIES = 9, COPY_MAX = 10, API = 11, FIRST_COPY = 12, OPS = 13, SHORT = 14, SPIN = 15, SPUN = 16;
-  static final int FIELDS = 17;
+      COPIES = 9, COPY_MAX = 10, API = 11, FIRST_COPY = 12, OPS = 13, SHORT = 14, SPIN = 15, SPUN = 16, T_OFFER = 17;
+  static final int FIELDS = 18;
   private static final String[] NAMES = {"dir", "total", "pieces", "t0", "first", "last", "end", "waits", "copySum", "copies",
-      "copyMax", "api", "firstCopy", "ops", "short", "spin", "spun"};
+      "copyMax", "api", "firstCopy", "ops", "short", "spin", "spun", "offer"};
   private static final int CAP = 1 << 17;
   private static final long[] RING = ON ? new long[CAP * FIELDS] : null;
   private static final AtomicLong NEXT = new AtomicLong();
@@ -64,14 +64,14 @@ final class GpuStageTrace {
     }
     try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(file))) {
       w.println("# GPU staging timeline, pid " + ProcessHandle.current().pid() + ", " + n + " transfers; medians in us per direction and size");
-      w.println("# start->first byte | first->last byte (socket) | last byte->end (tail) | start->end | device-copy issue->seen done (avg, max)"
+      w.println("# start->first byte | of it, start->first bytes offered to the socket | first->last byte (socket) | last byte->end (tail) | start->end | device-copy issue->seen done (avg, max)"
           + " | first piece's copy | loop time in copy calls | GPU waits | pieces | socket calls | of them short (socket"
           + " full/empty) | time spinning on copies | spins that saw the copy done");
-      w.println("dir        bytes  count  toFirst  socket    tail   total  copyAvg copyMax firstCopy  api  waits pieces   ops  short   spin spun");
+      w.println("dir        bytes  count  toFirst toOffer  socket    tail   total  copyAvg copyMax firstCopy  api  waits pieces   ops  short   spin spun");
       for (var e : groups.entrySet()) {
         List<long[]> g = e.getValue();
-        w.printf(Locale.ROOT, "%s %6d %8.1f %7.1f %7.1f %7.1f %8.1f %7.1f %8.1f %5.1f %6d %6d %5d %6d %6.1f %4d%n", e.getKey(), g.size(),
-            med(g, r -> r[T_FIRST] - r[T0]), med(g, r -> r[T_LAST] - r[T_FIRST]), med(g, r -> r[T_END] - r[T_LAST]),
+        w.printf(Locale.ROOT, "%s %6d %8.1f %7.1f %7.1f %7.1f %7.1f %8.1f %7.1f %8.1f %5.1f %6d %6d %5d %6d %6.1f %4d%n", e.getKey(), g.size(),
+            med(g, r -> r[T_FIRST] - r[T0]), med(g, r -> r[T_OFFER] - r[T0]), med(g, r -> r[T_LAST] - r[T_FIRST]), med(g, r -> r[T_END] - r[T_LAST]),
             med(g, r -> r[T_END] - r[T0]), med(g, r -> r[COPIES] == 0 ? 0 : r[COPY_SUM] / r[COPIES]), med(g, r -> r[COPY_MAX]),
             med(g, r -> r[FIRST_COPY]), med(g, r -> r[API]), count(g, WAITS), count(g, PIECES), count(g, OPS), count(g, SHORT),
             med(g, r -> r[SPIN]), count(g, SPUN));

@@ -27,6 +27,7 @@ final class StageRecorder {
 
   /** The socket was offered {@code bytes} more for its next call. */
   void offered(long bytes) {
+    if (r[GpuStageTrace.T_OFFER] == 0 && bytes > 0) r[GpuStageTrace.T_OFFER] = System.nanoTime();
     offered += bytes;
   }
 
