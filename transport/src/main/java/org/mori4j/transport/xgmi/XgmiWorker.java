@@ -177,10 +177,8 @@ final class XgmiWorker extends RegionConfirmingWorker {
 
   @Override
   protected int work() {
-    callerIssued = false; // this round polls what a submitter issued, now or within ISSUE_POLL_GAP_NANOS
-    int work = 0;
-    if (ISSUE_POLL_GAP_NANOS == 0 || ops.isEmpty() || !backlog.isEmpty() || System.nanoTime() - lastPoll >= ISSUE_POLL_GAP_NANOS)
-      work = pollCompletions();
+    callerIssued = false; // this round polls what a submitter issued
+    int work = pollCompletions();
     long t0 = XgmiTrace.ON ? System.nanoTime() : 0;
     try {
       while (!backlog.isEmpty()) {
@@ -201,17 +199,6 @@ final class XgmiWorker extends RegionConfirmingWorker {
       if (XgmiTrace.ON) XgmiTrace.issued(System.nanoTime() - t0);
     }
   }
-
-  /**
-   * While ops wait to be issued, a round polls the events only if the last poll is at least this old (nanoseconds;
-   * 0: every round, as always). A poll asks every event on the GPU ({@code cuEventQuery}, ~0.4 us each on the 1x H100
-   * host), and a worker that issues an 80-entry KV migration while its caller is still submitting runs a round per
-   * arrival: an experiment switch ({@code -Dmori4j.xgmi.issue-poll-gap-ns}) until a GPU run says whether feeding the
-   * GPU first pays; ops that find no free event, and a worker with nothing to issue, poll at once either way.
-   */
-  static final long ISSUE_POLL_GAP_NANOS = Long.getLong("mori4j.xgmi.issue-poll-gap-ns", 0L);
-  /** When the last poll of the events started (worker only). */
-  private long lastPoll;
 
   private final java.util.function.IntSupplier poll = this::pollOnTurn;
   private final java.util.function.BooleanSupplier onGpu = this::gpuBusy;
@@ -297,8 +284,7 @@ final class XgmiWorker extends RegionConfirmingWorker {
 
   /** Completes the ops whose events have completed; returns how many. */
   private int pollCompletions() {
-    long t0 = System.nanoTime();
-    lastPoll = t0;
+    long t0 = XgmiTrace.ON ? System.nanoTime() : 0;
     if (XgmiTrace.ON) XgmiTrace.passStarted();
     deferDone = true;
     try {
