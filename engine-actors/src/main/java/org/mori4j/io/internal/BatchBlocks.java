@@ -5,11 +5,11 @@ package org.mori4j.io.internal;
  * neighbours that join (contiguous on both sides), sums the bytes and finds the smallest and largest block: what
  * the batch path used to do in four loops (check, count, join, sum) and the XGMI worker again in a fifth. The
  * check is branch-free (the sign bits of the differences the conditions compare are or-ed together) and kept in a
- * method and loop of its own that C2 vectorizes, which also asks whether the sizes differ, followed by one scalar
- * pass that counts the joins (and, only when the sizes differ, sums them and finds their bounds). Only a batch that has a
- * bad block takes the ordered pass that names the first one, with the messages the engine has always given. Not
- * thread-safe: one per call (it is a handful of fields the JIT keeps in registers when the call is inlined). Public
- * for the stage benchmark ({@code XgmiBatchStagesBenchmark}); not an API.
+ * method and loop of its own that C2 vectorizes, then a loop as small asks whether the sizes differ, then one scalar
+ * pass counts the joins (reading the sizes, and summing them and finding their bounds, only when they differ). Only
+ * a batch that has a bad block takes the ordered pass that names the first one, with the messages the engine has
+ * always given. Not thread-safe: one per call (it is a handful of fields the JIT keeps in registers when the call is
+ * inlined). Public for the stage benchmark ({@code XgmiBatchStagesBenchmark}); not an API.
  */
 public final class BatchBlocks {
   /** Bytes of every block together. */
@@ -26,15 +26,17 @@ public final class BatchBlocks {
    */
   public String scan(long[] lo, long[] ro, long[] sizes, long localSize, long remoteSize, String ln, String rn) {
     long s0 = sizes[0];
-    if (checkAndCompare(lo, ro, sizes, localSize, remoteSize, s0) < 0) return firstBad(lo, ro, sizes, localSize, remoteSize, ln, rn);
+    if (outOfBounds(lo, ro, sizes, localSize, remoteSize) < 0) return firstBad(lo, ro, sizes, localSize, remoteSize, ln, rn);
+    boolean sizesDiffer = sizesDiffer(sizes, s0);
     int n = lo.length;
     // one scalar pass for the neighbours that join: a plain loop with a branch that is almost never taken (a caller
     // rarely sends neighbours it could have sent as one block), each block's ends kept for the next. C2 does not
     // vectorize a loop that loads lo[i] and lo[i - 1] of one array (nor of two arrays at different offsets), so this
     // pass runs at about one block per cycle; the branch-free forms were slower, and a segment view that vectorizes
-    // in isolation ran at 18 us inside the scan on the 1x H100 host. With one block size (the KV-cache case, known
-    // from the check) the pass reads no sizes: 1.9 us instead of 2.8 us for the whole scan of 4,096 blocks on the
-    // 2-core VM (bench/results/*-batch-host-cost).
+    // in isolation ran at 18 us inside the scan on the 1x H100 host. With one block size (the KV-cache case) the pass
+    // reads no sizes and sums nothing: JMH scan of 4,096 blocks on the 2-core VM 2.28 -> 2.15 us. Asking whether the
+    // sizes differ inside the bounds loop instead (a second reduction there) made that loop slower in the JMH scan
+    // (3.5-3.7 us), though not in a standalone loop: hence the tiny loop of its own.
     int joined = 0;
     long endLo = lo[0] + s0, endRo = ro[0] + s0;
     if (!sizesDiffer) {
@@ -71,27 +73,28 @@ public final class BatchBlocks {
     return null;
   }
 
-  /** Whether the last {@link #checkAndCompare} found a block whose size is not the first block's. */
-  private boolean sizesDiffer;
+  /** Whether some block's size is not {@code s0}: one same-index or-reduction (C2 packs it; ~0.1 us for 4,096 blocks). */
+  private static boolean sizesDiffer(long[] sizes, long s0) {
+    long differ = 0;
+    for (int i = 0; i < sizes.length; i++) differ |= sizes[i] ^ s0;
+    return differ != 0;
+  }
 
   /**
-   * Negative exactly when some block is out of bounds or not positive; sets {@link #sizesDiffer}. Only or-reductions
-   * of arithmetic on the same index, in a method and loop body of their own so that C2 unrolls and packs it whatever
-   * it makes of the caller (4,096 blocks: ~0.8 us vectorized on the 2-core VM; ~9 us when a compare with the next
-   * block shares the loop). Whether the sizes differ is one more or-reduction here, so that the scalar pass after it
-   * need not load them when they do not.
+   * Negative exactly when some block is out of bounds or not positive: only or-reductions of arithmetic on the same
+   * index, in a method and loop body of their own so that C2 unrolls and packs it whatever it makes of the caller
+   * (4,096 blocks: ~0.7-1 us vectorized on the 2-core VM and the 1x H100 host; ~9 us when a compare with the next
+   * block shares the loop).
    */
-  private long checkAndCompare(long[] lo, long[] ro, long[] sizes, long localSize, long remoteSize, long s0) {
-    long bad = 0, differ = 0;
+  private static long outOfBounds(long[] lo, long[] ro, long[] sizes, long localSize, long remoteSize) {
+    long bad = 0;
     for (int i = 0; i < lo.length; i++) {
       long s = sizes[i], a = lo[i], b = ro[i];
       long ls = localSize - s, rs = remoteSize - s;
       // negative exactly when one of: s <= 0, a < 0, a > localSize - s, b < 0, b > remoteSize - s (s > size is ls < 0,
       // and with ls >= 0, a >= 0 the difference ls - a cannot wrap)
       bad |= s | (s - 1) | a | ls | (ls - a) | b | rs | (rs - b);
-      differ |= s ^ s0;
     }
-    sizesDiffer = differ != 0;
     return bad;
   }
 
