@@ -136,8 +136,8 @@ public final class XgmiTrace {
   /**
    * An op left the GPU: first/last completion seen, and its GPU start and end in milliseconds after the anchor (NaN:
    * unknown), which took the trace {@code readNanos} to read. Without the credit, the last op of a pass that found 64
-   * was stamped after 128 elapsed-time reads (0.3-0.6 ms on the 1x H100 host, kv-gap results), which an untraced
-   * poll does not make.
+   * was stamped after 128 elapsed-time reads (58-248 us per 80-launch KV migration on the 1x H100 hosts,
+   * bench/results/20261125T0624Z-cecdfb9-kv-gap-1xh100), which an untraced poll does not make.
    */
   static void done(double startMs, double endMs, long readNanos) {
     if (!ON || T.get(OPEN) == 0) return;
