@@ -133,7 +133,7 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     String memory = tcp.hasPath("gpu-staging-memory") ? tcp.getString("gpu-staging-memory") : "pinned";
     if (!memory.equals("pinned") && !memory.equals("registered"))
       throw new IllegalArgumentException("mori4j.tcp.gpu-staging-memory must be pinned or registered: " + memory);
-    boolean gather = tcp.hasPath("gpu-staging-gather") && tcp.getBoolean("gpu-staging-gather");
+    boolean gather = !tcp.hasPath("gpu-staging-gather") || tcp.getBoolean("gpu-staging-gather");
     return new StagingTuning(pieces, TcpLatencySetup.nanos(tcp, "gpu-copy-spin"), memory.equals("registered"), gather);
   }
 

@@ -24,7 +24,8 @@ class StagingTuningSettingTest {
     Config ref = ConfigFactory.load().getConfig("mori4j.tcp");
     assertEquals(ref.getInt("gpu-staging-pieces"), t.middlePieces());
     assertEquals(ref.getDuration("gpu-copy-spin").toNanos(), t.copySpinNanos());
-    assertEquals(new StagingTuning(3, 7_000), EngineSettings.stagingTuning(tcp("3", "7us")));
+    assertEquals(ref.getBoolean("gpu-staging-gather"), t.gatherPieces());
+    assertEquals(new StagingTuning(3, 7_000, false, true), EngineSettings.stagingTuning(tcp("3", "7us")), "the reference defaults of the others");
     assertEquals(new StagingTuning(4, 0), new GpuStaging("auto", 1 << 20, 0, new StagingTuning(4, 0)).tuning());
   }
 
