@@ -215,7 +215,11 @@ public final class IoEngine implements AutoCloseable {
     return path.withDeadline(path.single(TransferOp.WRITE, localSrc, localOffset, remoteDst, remoteOffset, size, uid), options);
   }
 
-  /** One status per (local, remote) pair; pair {@code i} moves {@code sizes[i][j]} bytes per block. */
+  /**
+   * One status per (local, remote) pair; pair {@code i} moves {@code sizes[i][j]} bytes per block. The engine reads the
+   * offset and size arrays only during this call (a backend that works on them later takes a copy), so the caller may
+   * reuse or overwrite them as soon as it returns.
+   */
   public List<TransferStatus> batchRead(List<MemoryDesc> localDst, List<long[]> localOffsets, List<MemoryDesc> remoteSrc,
                                         List<long[]> remoteOffsets, List<long[]> sizes, long[] uids) {
     return batchRead(localDst, localOffsets, remoteSrc, remoteOffsets, sizes, uids, null);
@@ -227,6 +231,7 @@ public final class IoEngine implements AutoCloseable {
     return path.withDeadline(path.batches(TransferOp.READ, localDst, localOffsets, remoteSrc, remoteOffsets, sizes, uids), options);
   }
 
+  /** The write twin of {@link #batchRead}: the same shapes, and the arrays may be reused once it returns. */
   public List<TransferStatus> batchWrite(List<MemoryDesc> localSrc, List<long[]> localOffsets, List<MemoryDesc> remoteDst,
                                          List<long[]> remoteOffsets, List<long[]> sizes, long[] uids) {
     return batchWrite(localSrc, localOffsets, remoteDst, remoteOffsets, sizes, uids, null);
