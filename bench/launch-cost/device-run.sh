@@ -5,7 +5,7 @@
 # probe writes first; then, with TESTS=1, XgmiTransferGpuTest and CudaRuntimeGpuTest on the GPU. Outputs under
 # $OUT/x, archived as $OUT/x.tgz. Usage on the GPU machine, after mvnw install -DskipTests and bench/device-pack.sh:
 #   OUT=... [OLD=.device/l1/old] [TESTS=1] bash bench/launch-cost/device-run.sh
-# Dry run on a machine without a GPU: LD_LIBRARY_PATH naming a stand-in libcuda.so.1 and MORI4J_NVRTC_LIBRARY set.
+# Dry run on a machine without a GPU: LD_LIBRARY_PATH naming a stand-in libcuda.so.1, DRY_IMAGE any file (no NVRTC).
 set -u
 r=$OUT/x; mkdir -p "$r"
 { nproc; lscpu | head -16; grep -m1 MHz /proc/cpuinfo; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv; uptime; } > "$r/machine.txt" 2>&1
@@ -21,17 +21,22 @@ if ! "$C" > /dev/null 2>&1 && [ $? -ne 1 ]; then # usage error (1) means it runs
   gcc -O2 -I"$inc" -o /tmp/launch_cost bench/launch-cost/launch_cost.c -ldl >> "$r/machine.txt" 2>&1 && C=/tmp/launch_cost
 fi
 probe() { local pre=$1; shift; timeout 90 $J $F -cp "$pre$cp" org.mori4j.transport.xgmi.LaunchCostProbe "$@" 2> >(grep -v -i " DEBUG \|logback" >&2); echo "# rc $?"; }
-probe "" --impls java --rounds 0 --write-image "$r/gather.cubin" > "$r/image.txt" 2>&1
+if [ -n "${DRY_IMAGE:-}" ]; then cp "$DRY_IMAGE" "$r/gather.cubin"; else
+  probe "" --impls java --rounds 0 --write-image "$r/gather.cubin" > "$r/image.txt" 2>&1; fi
 ITERS=${ITERS:-2000}
 for k in 1 2 3; do
   echo "# pass $k" | tee -a "$r/c.tsv" "$r/java.tsv" > /dev/null
   timeout 60 "$C" "$r/gather.cubin" --iters "$ITERS" --rounds 3 >> "$r/c.tsv" 2>&1; echo "# rc $?" >> "$r/c.tsv"
-  probe "" --iters "$ITERS" --rounds 3 >> "$r/java.tsv" 2>&1
+  probe "" --image "$r/gather.cubin" --iters "$ITERS" --rounds 3 >> "$r/java.tsv" 2>&1
   if [ -n "${OLD:-}" ]; then
     echo "# pass $k" >> "$r/java-old.tsv"
-    probe "$OLD:" --impls java --iters "$ITERS" --rounds 3 >> "$r/java-old.tsv" 2>&1
+    probe "$OLD:" --image "$r/gather.cubin" --impls java --iters "$ITERS" --rounds 3 >> "$r/java-old.tsv" 2>&1
   fi
 done
+# the engine's CUDA_DEVICE_MAX_CONNECTIONS=32 against CUDA's default of 8 (the variable set beforehand wins in both)
+echo "# CUDA_DEVICE_MAX_CONNECTIONS=8" | tee -a "$r/c.tsv" "$r/java.tsv" > /dev/null
+CUDA_DEVICE_MAX_CONNECTIONS=8 timeout 60 "$C" "$r/gather.cubin" --iters "$ITERS" --rounds 3 >> "$r/c.tsv" 2>&1; echo "# rc $?" >> "$r/c.tsv"
+CUDA_DEVICE_MAX_CONNECTIONS=8 probe "" --image "$r/gather.cubin" --impls java,java-raw --iters "$ITERS" --rounds 3 >> "$r/java.tsv" 2>&1
 if [ "${TESTS:-0}" = 1 ]; then
   timeout 90 bash .device/run.sh --tests --include-tag gpu --include-classname '.*(XgmiTransferGpuTest|CudaRuntimeGpuTest)' > "$r/gpu-test.txt" 2>&1
   echo "gpu test rc $?" >> "$r/gpu-test.txt"

@@ -291,10 +291,19 @@ public final class CudaRuntime implements GpuRuntime {
   @Override
   public void launch(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
     MemorySegment streamHandle = launchStream(function, stream);
+    MemorySegment f = MemorySegment.ofAddress(function.handle());
+    // cuLaunchKernel copies the parameter values when it queues the launch, so the memory is free again once it returns.
+    LaunchScratch scratch = LaunchScratch.take(args);
+    if (scratch != null) {
+      try {
+        CudaExecutionApi.launchKernel(f, grid.x(), grid.y(), grid.z(), block.x(), block.y(), block.z(), sharedMemBytes, streamHandle, scratch.write(args));
+      } finally {
+        scratch.giveBack();
+      }
+      return;
+    }
     try (Arena arena = Arena.ofConfined()) {
-      // cuLaunchKernel copies the parameter values when it queues the launch, so they may die with the arena.
-      CudaExecutionApi.launchKernel(MemorySegment.ofAddress(function.handle()), grid.x(), grid.y(), grid.z(), block.x(), block.y(), block.z(),
-          sharedMemBytes, streamHandle, args.toNative(arena));
+      CudaExecutionApi.launchKernel(f, grid.x(), grid.y(), grid.z(), block.x(), block.y(), block.z(), sharedMemBytes, streamHandle, args.toNative(arena));
     }
   }
 

@@ -3,10 +3,11 @@ package org.mori4j.natives.gpu;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteBuffer;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * The arguments of one kernel launch, in the kernel's parameter order. A launch passes the driver an array
@@ -19,12 +20,19 @@ import java.util.List;
  */
 public final class KernelArgs {
   /** The largest alignment a by-value parameter can ask for (CUDA's {@code __align__} maximum for params). */
-  private static final int MAX_ALIGNMENT = 256;
+  public static final int MAX_ALIGNMENT = 256;
   /** CUDA's limit on the total size of a launch's parameters before CUDA 12.1 (4 KiB); newer drivers take 32 KiB. */
   public static final int MAX_TOTAL_BYTES = 32_764;
+  private static final VarHandle LONG_LE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
-  private final List<byte[]> values = new ArrayList<>();
-  private final List<Integer> alignments = new ArrayList<>();
+  // The values laid out as the parameter buffer will hold them (padding included), built as arguments are added,
+  // so that a launch copies them in one piece: a launch per batch builds one of these, and the lists of boxed
+  // 8-byte arrays it used to be were a measurable part of the launch call's host cost.
+  private byte[] data = new byte[64];
+  private int[] offsets = new int[8];
+  private int[] sizes = new int[8];
+  private int count;
+  private int end;
 
   public static KernelArgs of() {
     return new KernelArgs();
@@ -59,17 +67,16 @@ public final class KernelArgs {
    * {@code alignof}, a power of two up to 256).
    */
   public KernelArgs struct(byte[] value, int alignment) {
-    if (value == null || value.length == 0) throw new IllegalArgumentException("struct argument " + values.size() + " has no bytes");
+    if (value == null || value.length == 0) throw new IllegalArgumentException("struct argument " + count + " has no bytes");
     if (alignment < 1 || alignment > MAX_ALIGNMENT || Integer.bitCount(alignment) != 1)
-      throw new IllegalArgumentException("struct argument " + values.size() + ": alignment " + alignment + " is not a power of two in 1.." + MAX_ALIGNMENT);
-    values.add(value.clone());
-    alignments.add(alignment);
-    if (totalBytes() > MAX_TOTAL_BYTES) {
-      values.removeLast();
-      alignments.removeLast();
+      throw new IllegalArgumentException("struct argument " + count + ": alignment " + alignment + " is not a power of two in 1.." + MAX_ALIGNMENT);
+    long at = align(end, alignment);
+    if (at + value.length > MAX_TOTAL_BYTES) {
       throw new IllegalArgumentException("kernel arguments would take more than " + MAX_TOTAL_BYTES + " bytes with struct argument "
-          + values.size() + " of " + value.length + " bytes");
+          + count + " of " + value.length + " bytes");
     }
+    int offset = place((int) at, value.length);
+    System.arraycopy(value, 0, data, offset, value.length);
     return this;
   }
 
@@ -79,27 +86,24 @@ public final class KernelArgs {
   }
 
   public int count() {
-    return values.size();
+    return count;
   }
 
   /** The bytes of argument {@code index} as the kernel receives them (8 for scalars and pointers). */
   public byte[] bytes(int index) {
-    return values.get(index).clone();
+    Objects.checkIndex(index, count);
+    return Arrays.copyOfRange(data, offsets[index], offsets[index] + sizes[index]);
   }
 
   /** Where argument {@code index} sits in the parameter buffer that {@link #toNative} builds. */
   public long offset(int index) {
-    long offset = 0;
-    for (int i = 0; i <= index; i++) {
-      offset = align(offset, alignments.get(i));
-      if (i < index) offset += values.get(i).length;
-    }
-    return offset;
+    Objects.checkIndex(index, count);
+    return offsets[index];
   }
 
   /** Bytes of the parameter buffer, padding included. */
   public long totalBytes() {
-    return values.isEmpty() ? 0 : offset(values.size() - 1) + values.getLast().length;
+    return end;
   }
 
   /**
@@ -107,17 +111,25 @@ public final class KernelArgs {
    * (little-endian, so the low bytes a narrower parameter reads are the value itself).
    */
   public MemorySegment toNative(Arena arena) {
-    int n = values.size();
-    MemorySegment buffer = arena.allocate(Math.max(totalBytes(), 8), MAX_ALIGNMENT);
-    MemorySegment pointers = arena.allocate(ValueLayout.ADDRESS, Math.max(n, 1));
-    long offset = 0;
-    for (int i = 0; i < n; i++) {
-      byte[] v = values.get(i);
-      offset = align(offset, alignments.get(i));
-      MemorySegment.copy(v, 0, buffer, ValueLayout.JAVA_BYTE, offset, v.length);
-      pointers.setAtIndex(ValueLayout.ADDRESS, i, buffer.asSlice(offset, v.length));
-      offset += v.length;
+    MemorySegment values = arena.allocate(Math.max(end, 8), MAX_ALIGNMENT);
+    MemorySegment pointers = arena.allocate(ValueLayout.ADDRESS, Math.max(count, 1));
+    return writeTo(values, pointers);
+  }
+
+  /**
+   * {@link #toNative} into memory the caller owns and reuses: the values into {@code values} (at least
+   * {@link #totalBytes()} bytes, aligned to {@link #MAX_ALIGNMENT}, or to the largest alignment asked for), the
+   * pointers into {@code pointers} (at least {@link #count()} addresses). Returns {@code pointers}. Both must stay
+   * untouched until the launch call that reads them has returned (the driver copies the values then).
+   */
+  public MemorySegment writeTo(MemorySegment values, MemorySegment pointers) {
+    if (values.byteSize() < end || pointers.byteSize() < (long) count * ValueLayout.ADDRESS.byteSize()) {
+      throw new IllegalArgumentException("kernel arguments need " + end + " value bytes and " + count + " pointers, got segments of "
+          + values.byteSize() + " and " + pointers.byteSize() + " bytes");
     }
+    MemorySegment.copy(data, 0, values, ValueLayout.JAVA_BYTE, 0, end);
+    long base = values.address();
+    for (int i = 0; i < count; i++) pointers.setAtIndex(ValueLayout.JAVA_LONG, i, base + offsets[i]);
     return pointers;
   }
 
@@ -125,9 +137,23 @@ public final class KernelArgs {
     return (offset + alignment - 1) & -(long) alignment;
   }
 
+  /** Records argument {@code count} at {@code offset} with {@code size} bytes; returns the offset. */
+  private int place(int offset, int size) {
+    if (count == offsets.length) {
+      offsets = Arrays.copyOf(offsets, count * 2);
+      sizes = Arrays.copyOf(sizes, count * 2);
+    }
+    if (offset + size > data.length) data = Arrays.copyOf(data, Math.max(data.length * 2, offset + size));
+    offsets[count] = offset;
+    sizes[count] = size;
+    count++;
+    end = offset + size;
+    return offset;
+  }
+
   private KernelArgs add(long bits) {
-    values.add(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(bits).array());
-    alignments.add(8);
+    int offset = place((int) align(end, 8), 8);
+    LONG_LE.set(data, offset, bits);
     return this;
   }
 }
