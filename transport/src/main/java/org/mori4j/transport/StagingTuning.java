@@ -16,9 +16,12 @@ package org.mori4j.transport;
  *                      ({@code cuMemAllocHost}): {@code mori4j.tcp.gpu-staging-memory}
  * @param gatherPieces  the sending side writes the current piece and every following piece whose device copy is done
  *                      in one gathering socket call, instead of one call per piece: {@code mori4j.tcp.gpu-staging-gather}
+ * @param scatterPieces the receiving side reads into the current piece and the following pieces whose buffers are free
+ *                      (their previous copy onto the device done) in one scattering socket call, instead of one call
+ *                      per piece: {@code mori4j.tcp.gpu-staging-scatter}
  */
-public record StagingTuning(int middlePieces, long copySpinNanos, boolean registeredMemory, boolean gatherPieces) {
-  /** What the stager did before these were settings: quarters in the middle, no spinning, the runtime's pinned allocation, one socket call per piece. */
+public record StagingTuning(int middlePieces, long copySpinNanos, boolean registeredMemory, boolean gatherPieces, boolean scatterPieces) {
+  /** What the stager did before these were settings: quarters in the middle, no spinning, the runtime's pinned allocation, one socket call per piece each way. */
   public static final StagingTuning DEFAULT = new StagingTuning(4, 0);
 
   /** Staging buffers from the runtime's pinned allocation. */
@@ -29,6 +32,11 @@ public record StagingTuning(int middlePieces, long copySpinNanos, boolean regist
   /** One socket call per piece. */
   public StagingTuning(int middlePieces, long copySpinNanos, boolean registeredMemory) {
     this(middlePieces, copySpinNanos, registeredMemory, false);
+  }
+
+  /** One socket read per piece. */
+  public StagingTuning(int middlePieces, long copySpinNanos, boolean registeredMemory, boolean gatherPieces) {
+    this(middlePieces, copySpinNanos, registeredMemory, gatherPieces, false);
   }
 
   public StagingTuning {

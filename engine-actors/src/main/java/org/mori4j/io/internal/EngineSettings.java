@@ -125,7 +125,7 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     return value;
   }
 
-  /** {@code mori4j.tcp.gpu-staging-pieces} (1..64), {@code gpu-copy-spin} (0..10 ms), {@code gpu-staging-memory} (pinned, registered), {@code gpu-staging-gather}. */
+  /** {@code mori4j.tcp.gpu-staging-pieces} (1..64), {@code gpu-copy-spin} (0..10 ms), {@code gpu-staging-memory} (pinned, registered), {@code gpu-staging-gather}, {@code gpu-staging-scatter}. */
   static StagingTuning stagingTuning(Config tcp) {
     int pieces = tcp.getInt("gpu-staging-pieces");
     if (pieces < 1 || pieces > 64) throw new IllegalArgumentException("mori4j.tcp.gpu-staging-pieces must be in 1..64: " + pieces);
@@ -134,7 +134,8 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     if (!memory.equals("pinned") && !memory.equals("registered"))
       throw new IllegalArgumentException("mori4j.tcp.gpu-staging-memory must be pinned or registered: " + memory);
     boolean gather = !tcp.hasPath("gpu-staging-gather") || tcp.getBoolean("gpu-staging-gather");
-    return new StagingTuning(pieces, TcpLatencySetup.nanos(tcp, "gpu-copy-spin"), memory.equals("registered"), gather);
+    boolean scatter = tcp.hasPath("gpu-staging-scatter") && tcp.getBoolean("gpu-staging-scatter");
+    return new StagingTuning(pieces, TcpLatencySetup.nanos(tcp, "gpu-copy-spin"), memory.equals("registered"), gather, scatter);
   }
 
   private static int stagingChunk(long bytes) {

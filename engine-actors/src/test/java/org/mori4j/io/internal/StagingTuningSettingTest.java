@@ -25,7 +25,10 @@ class StagingTuningSettingTest {
     assertEquals(ref.getInt("gpu-staging-pieces"), t.middlePieces());
     assertEquals(ref.getDuration("gpu-copy-spin").toNanos(), t.copySpinNanos());
     assertEquals(ref.getBoolean("gpu-staging-gather"), t.gatherPieces());
-    assertEquals(new StagingTuning(3, 7_000, false, true), EngineSettings.stagingTuning(tcp("3", "7us")), "the reference defaults of the others");
+    assertEquals(ref.getBoolean("gpu-staging-scatter"), t.scatterPieces());
+    assertEquals(new StagingTuning(3, 7_000, false, true, false), EngineSettings.stagingTuning(tcp("3", "7us")), "the reference defaults of the others");
+    assertEquals(new StagingTuning(3, 7_000, false, true, true),
+        EngineSettings.stagingTuning(tcp("3", "7us").withFallback(ConfigFactory.parseString("gpu-staging-scatter = on"))), "scatter read");
     assertEquals(new StagingTuning(4, 0), new GpuStaging("auto", 1 << 20, 0, new StagingTuning(4, 0)).tuning());
   }
 

@@ -23,7 +23,8 @@ import org.mori4j.transport.StagingTuning;
  * small copy is.
  *
  * <p>The sending side may write several ready pieces in one gathering call ({@link #fill}, with
- * {@link StagingTuning#gatherPieces()}). Nothing here blocks: {@link #next()} answers null while the GPU has not caught up (after asking again for
+ * {@link StagingTuning#gatherPieces()}), the receiving side read into several free buffers in one scattering call
+ * ({@link StagingTuning#scatterPieces()}). Nothing here blocks: {@link #next()} answers null while the GPU has not caught up (after asking again for
  * at most {@link StagingTuning#copySpinNanos()}, 0 by default), and the connection then waits on its loop's GPU poll
  * instead of the selector. Loop thread only. The buffers are opened on
  * the first GPU transfer of the connection and closed by {@link #close()} when the connection closes; the
@@ -44,6 +45,8 @@ final class GpuStager {
   private final long spinNanos;
   /** {@link #fill} offers every ready piece, not only the current one ({@link StagingTuning#gatherPieces()}). */
   private final boolean gather;
+  /** Inbound, {@link #fill} offers every free buffer for the following pieces too ({@link StagingTuning#scatterPieces()}). */
+  private final boolean scatter;
   /** The staging pools its slots: buffers after the first are borrowed for a transfer and given back at its end. */
   private final boolean borrow;
   private final DeviceStaging.Slot[] slots = new DeviceStaging.Slot[SLOTS];
@@ -61,16 +64,11 @@ final class GpuStager {
   /** Outbound: the next piece whose device-to-host copy is to be issued. */
   private int issuePiece;
   private boolean outbound;
-  private LocalRegion region;
-  private long singleOffset;
-  private long singleSize;
-  private long[] offsets;
-  private long[] sizes;
+  /** Where the payload lies in the local region: each piece's copies go there. */
+  private final StagedBlocks blocks = new StagedBlocks();
   private long total;
   private long moved;
   private long issued;
-  private int issueBlock;
-  private long issueDone;
   private String failure;
   /** This transfer's {@link GpuStageTrace} record, when the trace is on. */
   private final StageRecorder trace = GpuStageTrace.ON ? new StageRecorder(SLOTS) : null;
@@ -83,30 +81,28 @@ final class GpuStager {
     this.middlePieces = t.middlePieces();
     this.spinNanos = t.copySpinNanos();
     this.gather = t.gatherPieces();
+    this.scatter = t.scatterPieces();
   }
 
   /** Starts a transfer of one block; outbound, the device-to-host copies of the first pieces are issued at once. */
   void start(boolean outbound, LocalRegion r, long offset, long size) {
-    begin(outbound, r, null, null, size);
-    singleOffset = offset;
-    singleSize = size;
+    begin(outbound, size);
+    blocks.single(r, offset, size);
     if (outbound) issue();
   }
 
   /** Starts a transfer of several blocks of {@code r}; the arrays are not copied. */
   void start(boolean outbound, LocalRegion r, long[] offsets, long[] sizes, long total) {
-    begin(outbound, r, offsets, sizes, total);
+    begin(outbound, total);
+    blocks.many(r, offsets, sizes);
     if (outbound) issue();
   }
 
-  private void begin(boolean out, LocalRegion r, long[] offs, long[] szs, long tot) {
+  private void begin(boolean out, long tot) {
     plan.plan(tot, chunk, middlePieces);
     // a pooled stager borrows only the buffers this plan can keep busy (none beyond the first for a one-piece transfer)
     open(borrow ? Math.min(SLOTS, plan.count()) : SLOTS);
     outbound = out;
-    region = r;
-    offsets = offs;
-    sizes = szs;
     total = tot;
     sockPiece = 0;
     sockStart = 0;
@@ -114,8 +110,6 @@ final class GpuStager {
     issuePiece = 0;
     moved = 0;
     issued = 0;
-    issueBlock = 0;
-    issueDone = 0;
     failure = null;
     if (trace != null) trace.begin(out, tot);
   }
@@ -202,26 +196,32 @@ final class GpuStager {
   }
 
   /**
-   * Outbound: puts views of the payload into {@code iov[at..]} for one gathering write: the rest of the current piece,
-   * and, with {@link StagingTuning#gatherPieces()}, the pieces after it whose device copies are already done (at most
-   * one per buffer, so no piece's buffer is refilled while it is offered), as the room in {@code iov} allows. Returns
-   * the new end ({@code at} when the current piece's copy is still running, like {@link #next()} answering null).
-   * Fewer, larger socket calls: a CPU transfer writes its payload in one call, a staged one had one per piece.
+   * Puts views of the payload into {@code iov[at..]} for one socket call: the rest of the current piece, and, as the
+   * room in {@code iov} allows, the pieces after it whose buffers are ready (at most one piece per buffer). Outbound
+   * (a gathering write, with {@link StagingTuning#gatherPieces()}) a buffer is ready once its piece's device-to-host
+   * copy is done; inbound (a scattering read, with {@link StagingTuning#scatterPieces()}) once the copy onto the
+   * device of the piece it held before is done, so no buffer is refilled while a copy reads it, and each piece's copy
+   * still starts when the socket has filled it ({@link #advance}). Returns the new end ({@code at} when the current
+   * piece's buffer is not ready, like {@link #next()} answering null). Fewer, larger socket calls: a CPU transfer
+   * moves its payload in one call, a staged one had one per piece.
    */
   int fill(ByteBuffer[] iov, int at) {
     ByteBuffer v = next();
     if (v == null) return at;
     iov[at++] = v;
-    if (!gather || !outbound) return at;
+    // inbound after a failed copy the rest is read and dropped through next(), piece by piece
+    if (outbound ? !gather : (!scatter || failure != null)) return at;
+    // outbound a piece is ready only once its copy was issued; inbound every piece of the plan may be read into
+    int end = outbound ? issuePiece : plan.count();
     long more = 0;
-    for (int j = sockPiece + 1; j < issuePiece && j < sockPiece + nBuffers && at < iov.length; j++) {
+    for (int j = sockPiece + 1; j < end && j < sockPiece + nBuffers && at < iov.length; j++) {
       int s = j % nBuffers;
       if (busy[s]) {
         boolean done;
         try {
           done = slots[s].done();
         } catch (RuntimeException e) {
-          break; // next() throws it when the socket gets to this piece
+          break; // next() throws it (outbound) or keeps it as the failure (inbound) when the socket gets to this piece
         }
         if (!done) break;
         if (trace != null) trace.seen(s);
@@ -237,10 +237,10 @@ final class GpuStager {
     return at;
   }
 
-  /** Records {@code n} bytes through the socket (at most what {@link #next()} or {@link #fill} offered). */
+  /** Records {@code n} bytes through the socket (at most what {@link #next()} or {@link #fill} offered); inbound each piece filled starts its copy. */
   void advance(long n) {
     if (trace != null) trace.socketCall(n, moved + n == total);
-    // a gathering write may have moved several pieces: each piece's end is handled in turn
+    // a gathering write or scattering read may have moved several pieces: each piece's end is handled in turn
     while (n > 0) {
       long step = Math.min(n, sockEnd - moved);
       n -= step;
@@ -282,24 +282,8 @@ final class GpuStager {
   private void copyChunk(int s, long len) {
     long t = trace != null ? System.nanoTime() : 0;
     DeviceStaging.Slot slot = slots[s];
-    int device = region.deviceId();
-    long base = region.address();
-    long bufferOffset = 0;
     issued += len;
-    while (len > 0) {
-      long blockSize = sizes == null ? singleSize : sizes[issueBlock];
-      long off = (offsets == null ? singleOffset : offsets[issueBlock]) + issueDone;
-      long n = Math.min(blockSize - issueDone, len);
-      if (outbound) slot.fromDevice(device, base + off, bufferOffset, n);
-      else slot.toDevice(device, base + off, bufferOffset, n);
-      bufferOffset += n;
-      len -= n;
-      issueDone += n;
-      if (issueDone == blockSize) {
-        issueBlock++;
-        issueDone = 0;
-      }
-    }
+    blocks.copy(slot, outbound, len);
     slot.mark();
     busy[s] = true;
     if (trace != null) trace.issued(s, t);
@@ -328,7 +312,7 @@ final class GpuStager {
   }
 
   private void fail(RuntimeException e) {
-    if (failure == null) failure = "GPU copy " + (outbound ? "from" : "to") + " device " + region.deviceId() + " failed: " + e.getMessage();
+    if (failure == null) failure = "GPU copy " + (outbound ? "from" : "to") + " device " + blocks.deviceId() + " failed: " + e.getMessage();
   }
 
   /** Inbound: true once every byte arrived and every copy onto the device finished (or failed). Never blocks. */
@@ -364,10 +348,8 @@ final class GpuStager {
    * given back with copies still running (a cancelled transfer) is handed out again only once they finished.
    */
   void finish() {
-    if (trace != null && region != null && total > 0) trace.end();
-    region = null;
-    offsets = null;
-    sizes = null;
+    if (trace != null && blocks.active() && total > 0) trace.end();
+    blocks.clear();
     total = moved = 0;
     if (borrow) giveBack(1);
   }

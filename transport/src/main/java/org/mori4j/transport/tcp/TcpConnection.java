@@ -38,6 +38,8 @@ abstract class TcpConnection extends ConnectionHold {
    */
   final ByteBuffer stash = direct(2 * WireFormat.INLINE_MAX).flip();
   private final ByteBuffer[] headerIov = new ByteBuffer[2];
+  /** The staged pieces one socket read fills ({@link GpuStager#fill}: one, or one per free buffer with scatter). */
+  private final ByteBuffer[] stageIov = new ByteBuffer[GpuStager.SLOTS];
   /** Staging for GPU payloads, opened on first use: device to socket, and socket to device. */
   private GpuStager outStager;
   private GpuStager inStager;
@@ -134,15 +136,15 @@ abstract class TcpConnection extends ConnectionHold {
    */
   final boolean stageIn(GpuStager st, String closed) throws IOException {
     while (st.remaining() > 0) {
-      ByteBuffer v = st.next();
-      if (v == null) {
+      int n = st.fill(stageIov, 0);
+      if (n == 0) {
         pauseReadForGpu();
         return false;
       }
-      int r = in(v);
+      long r = in(stageIov, n);
       if (r < 0) throw new IOException(closed);
       if (r > 0) st.advance(r);
-      if (v.hasRemaining()) {
+      if (stageIov[n - 1].hasRemaining()) {
         resumeRead();
         return false;
       }
