@@ -15,7 +15,8 @@ J=/tmp/devjre/jre/bin/java
 cp=""; for d in .device/classes/*/classes .device/classes/*/test-classes; do cp="$cp:$d"; done; cp="${cp#:}:/tmp/devjre/lib/*"
 F="--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
 C=.device/launch_cost
-if ! "$C" > /dev/null 2>&1 && [ $? -ne 1 ]; then # usage error (1) means it runs here
+"$C" > /dev/null 2>&1; rc=$?
+if [ $rc -ne 1 ]; then # its usage error (1) means it runs here
   echo "carried launch_cost does not run here; building it" >> "$r/machine.txt"
   inc=$(ls -d /usr/local/cuda*/include 2>/dev/null | head -1)
   gcc -O2 -I"$inc" -o /tmp/launch_cost bench/launch-cost/launch_cost.c -ldl >> "$r/machine.txt" 2>&1 && C=/tmp/launch_cost
