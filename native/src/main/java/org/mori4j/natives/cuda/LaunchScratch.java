@@ -17,7 +17,7 @@ import org.mori4j.natives.gpu.KernelArgs;
  * freed memory.
  */
 final class LaunchScratch {
-  /** Value bytes the spare holds (the XGMI gather kernel takes 48, shmem's kernels a few hundred). */
+  /** Value bytes the spare holds (the XGMI gather kernel takes 48); larger argument lists use an arena of their own. */
   static final int VALUE_BYTES = 1024;
   /** Parameters the spare has pointers for. */
   static final int MAX_PARAMS = 64;
