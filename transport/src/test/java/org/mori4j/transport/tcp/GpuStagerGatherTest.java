@@ -5,12 +5,9 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import org.junit.jupiter.api.Test;
-import org.mori4j.transport.BackendListener;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.StagingTuning;
-import org.mori4j.transport.TransferOp;
 
 /**
  * {@code mori4j.tcp.gpu-staging-gather}: the sending stager offers the current piece and the following pieces whose
@@ -77,48 +74,6 @@ class GpuStagerGatherTest {
 
   @Test
   void gatheredWritesAndReadsAreByteExactBetweenTwoBackends() throws InterruptedException {
-    int chunk = 256 << 10;
-    long size = 4L << 20;
-    HostBackedDeviceStaging sa = new HostBackedDeviceStaging(50);
-    HostBackedDeviceStaging sb = new HostBackedDeviceStaging(50);
-    sa.tuning = sb.tuning = new StagingTuning(4, 0, false, true);
-    TcpSettings settings = new TcpSettings("127.0.0.1", 0, 1, 1, 16L << 20, 0, Duration.ofSeconds(10), Duration.ofSeconds(5), 1024, false, chunk);
-    TcpBackend a = new TcpBackend("A", settings, sa);
-    TcpBackend b = new TcpBackend("B", settings, sb);
-    LoopDrivers drivers = new LoopDrivers();
-    try (Arena arena = Arena.ofShared()) {
-      a.start(BackendListener.NONE);
-      b.start(BackendListener.NONE);
-      drivers.drive(a);
-      drivers.drive(b);
-      Object peer = a.connect("B", b.acceptHandshake("A", a.handshakeRequest("B")));
-      MemorySegment ma = arena.allocate(size, 4096);
-      MemorySegment mb = arena.allocate(size, 4096);
-      LocalRegion ga = LocalRegion.gpu(2, 15, ma.address(), size, 0);
-      LocalRegion gb = LocalRegion.gpu(4, 29, mb.address(), size, 0);
-      a.registerMemory(ga);
-      b.registerMemory(gb);
-      java.util.Random rnd = new java.util.Random(11);
-      for (long n : new long[] {(1 << 20) + 3, (3L << 20) + 4095}) {
-        for (byte kind : new byte[] {TransferOp.WRITE, TransferOp.READ}) {
-          byte[] bytes = new byte[(int) size];
-          rnd.nextBytes(bytes);
-          MemorySegment.copy(bytes, 0, kind == TransferOp.WRITE ? ma : mb, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, bytes.length);
-          RecordingOp op = new RecordingOp();
-          op.initSingle(kind, ga, 3, peer, gb.id(), gb.accessKey(), gb.address(), 5, n, 42);
-          a.submit(op);
-          assertNull(op.await().error, op.message);
-          long at = ma.asSlice(3, n).mismatch(mb.asSlice(5, n));
-          assertEquals(-1, at, (kind == TransferOp.WRITE ? "write " : "read ") + n + " B: first differing byte at " + at);
-        }
-      }
-    } finally {
-      a.close();
-      b.close();
-      drivers.close();
-      sa.shutdown();
-      sb.shutdown();
-    }
-    assertEquals(0, sa.openSlots.get() + sb.openSlots.get(), "staging buffers left open");
+    StagedPairCheck.byteExactBothWays(new StagingTuning(4, 0, false, true), 1, 16L << 20, 50, 11, (1 << 20) + 3, (3L << 20) + 4095);
   }
 }

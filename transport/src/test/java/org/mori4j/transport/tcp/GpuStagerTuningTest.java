@@ -4,14 +4,11 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
-import org.mori4j.transport.BackendListener;
 import org.mori4j.transport.DeviceStaging;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.StagingTuning;
-import org.mori4j.transport.TransferOp;
 
 /**
  * The staging tuning the engine hands the TCP backend ({@link StagingTuning}): the middle of a transfer in fewer,
@@ -75,54 +72,7 @@ class GpuStagerTuningTest {
 
   @Test
   void fewerPiecesAndTheSpinStayByteExactBetweenTwoBackends() throws InterruptedException {
-    int chunk = 256 << 10;
-    long size = 4L << 20;
-    HostBackedDeviceStaging sa = new HostBackedDeviceStaging(100);
-    HostBackedDeviceStaging sb = new HostBackedDeviceStaging(100);
-    sa.tuning = sb.tuning = new StagingTuning(2, 50_000);
-    TcpSettings settings = new TcpSettings("127.0.0.1", 0, 2, 1, 4L << 20, 0, Duration.ofSeconds(10), Duration.ofSeconds(5), 1024, false, chunk);
-    TcpBackend a = new TcpBackend("A", settings, sa);
-    TcpBackend b = new TcpBackend("B", settings, sb);
-    LoopDrivers drivers = new LoopDrivers();
-    try (Arena arena = Arena.ofShared()) {
-      a.start(BackendListener.NONE);
-      b.start(BackendListener.NONE);
-      drivers.drive(a);
-      drivers.drive(b);
-      Object peer = a.connect("B", b.acceptHandshake("A", a.handshakeRequest("B")));
-      MemorySegment ma = arena.allocate(size, 4096);
-      MemorySegment mb = arena.allocate(size, 4096);
-      LocalRegion ga = LocalRegion.gpu(2, 15, ma.address(), size, 0);
-      LocalRegion gb = LocalRegion.gpu(4, 29, mb.address(), size, 0);
-      a.registerMemory(ga);
-      b.registerMemory(gb);
-      int seed = 7;
-      for (long n : new long[] {MIN + 1, (1 << 20) + 3, (3L << 20) + 4095}) {
-        for (byte kind : new byte[] {TransferOp.WRITE, TransferOp.READ}) {
-          fill(kind == TransferOp.WRITE ? ma : mb, seed++);
-          RecordingOp op = new RecordingOp();
-          op.initSingle(kind, ga, 3, peer, gb.id(), gb.accessKey(), gb.address(), 5, n, 42);
-          a.submit(op);
-          assertNull(op.await().error, op.message);
-          long at = ma.asSlice(3, n).mismatch(mb.asSlice(5, n));
-          assertEquals(-1, at, (kind == TransferOp.WRITE ? "write " : "read ") + n + " B: first differing byte at " + at);
-        }
-      }
-    } finally {
-      a.close();
-      b.close();
-      drivers.close();
-      sa.shutdown();
-      sb.shutdown();
-    }
-    assertEquals(0, sa.openSlots.get() + sb.openSlots.get(), "staging buffers left open");
-  }
-
-  private static void fill(MemorySegment m, long seed) {
-    java.util.Random rnd = new java.util.Random(seed);
-    byte[] b = new byte[(int) m.byteSize()];
-    rnd.nextBytes(b);
-    MemorySegment.copy(b, 0, m, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, b.length);
+    StagedPairCheck.byteExactBothWays(new StagingTuning(2, 50_000), 2, 4L << 20, 100, 7, MIN + 1, (1 << 20) + 3, (3L << 20) + 4095);
   }
 
   /** A staging whose copies move nothing and are seen done at the {@code doneAfter}-th ask after each mark. */
