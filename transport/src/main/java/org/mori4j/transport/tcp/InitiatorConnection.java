@@ -208,31 +208,7 @@ final class InitiatorConnection extends TcpConnection {
    * when it waits for the socket (write interest set) or for a device-to-host copy (GPU poll registered).
    */
   private boolean sendGpu() throws IOException {
-    GpuStager st = outStager();
-    while (true) {
-      int n = 0;
-      if (req.frame.hasRemaining()) out.iov[n++] = req.frame;
-      int views = n;
-      if (st.remaining() > 0) n = st.fill(out.iov, n);
-      boolean staged = n > views;
-      if (n == 0) {
-        if (st.remaining() == 0) {
-          st.finish();
-          return true;
-        }
-        interest(SelectionKey.OP_READ);
-        loop.awaitGpu(this);
-        return false;
-      }
-      long before = req.frame.remaining();
-      long w = write(out.iov, n);
-      long payload = w - (before - req.frame.remaining());
-      if (payload > 0) st.advance(payload);
-      if (req.frame.hasRemaining() || (staged && out.iov[n - 1].hasRemaining())) {
-        interest(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
-        return false;
-      }
-    }
+    return stageOut(outStager(), req.frame, out.iov, SelectionKey.OP_READ);
   }
 
   @Override

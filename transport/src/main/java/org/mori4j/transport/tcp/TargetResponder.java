@@ -165,30 +165,6 @@ abstract class TargetResponder extends TcpConnection {
 
   /** Writes the READ response header and the staged GPU data; false while waiting for the socket or a copy. */
   private boolean sendGpu() throws IOException {
-    GpuStager st = outStager();
-    while (true) {
-      int n = 0;
-      if (resp.hasRemaining()) gpuIov[n++] = resp;
-      int views = n;
-      if (st.remaining() > 0) n = st.fill(gpuIov, n);
-      boolean staged = n > views;
-      if (n == 0) {
-        if (st.remaining() == 0) {
-          st.finish();
-          return true;
-        }
-        interest(0);
-        loop.awaitGpu(this);
-        return false;
-      }
-      long before = resp.remaining();
-      long w = write(gpuIov, n);
-      long payload = w - (before - resp.remaining());
-      if (payload > 0) st.advance(payload);
-      if (resp.hasRemaining() || (staged && gpuIov[n - 1].hasRemaining())) {
-        interest(SelectionKey.OP_WRITE);
-        return false;
-      }
-    }
+    return stageOut(outStager(), resp, gpuIov, 0);
   }
 }

@@ -130,6 +130,40 @@ abstract class TcpConnection extends ConnectionHold {
   }
 
   /**
+   * Writes what is left of {@code header} and the rest of {@code st}'s staged payload, several ready pieces per call
+   * ({@link GpuStager#fill}) through {@code iov}; true once all of it is out (the stager finished), false while it
+   * waits for the socket (interest {@code idleOps} plus write) or for a device-to-host copy (interest {@code idleOps},
+   * the loop's GPU poll registered). The sending twin of {@link #stageIn}: an initiator's WRITE payload, a target's
+   * READ response.
+   */
+  final boolean stageOut(GpuStager st, ByteBuffer header, ByteBuffer[] iov, int idleOps) throws IOException {
+    while (true) {
+      int n = 0;
+      if (header.hasRemaining()) iov[n++] = header;
+      int views = n;
+      if (st.remaining() > 0) n = st.fill(iov, n);
+      boolean staged = n > views;
+      if (n == 0) {
+        if (st.remaining() == 0) {
+          st.finish();
+          return true;
+        }
+        interest(idleOps);
+        loop.awaitGpu(this);
+        return false;
+      }
+      long before = header.remaining();
+      long w = write(iov, n);
+      long payload = w - (before - header.remaining());
+      if (payload > 0) st.advance(payload);
+      if (header.hasRemaining() || (staged && iov[n - 1].hasRemaining())) {
+        interest(idleOps | SelectionKey.OP_WRITE);
+        return false;
+      }
+    }
+  }
+
+  /**
    * Reads the rest of {@code st}'s payload from the socket into its staging buffers, pausing reads while every
    * buffer waits for its host-to-device copy; true once every byte is on the device (reads resumed), false
    * while it waits for the socket or the GPU. {@code closed} is the message when the peer closes mid-payload.
