@@ -129,13 +129,11 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
   static StagingTuning stagingTuning(Config tcp) {
     int pieces = tcp.getInt("gpu-staging-pieces");
     if (pieces < 1 || pieces > 64) throw new IllegalArgumentException("mori4j.tcp.gpu-staging-pieces must be in 1..64: " + pieces);
-    // a partial configuration (tests of the other two keys) gets reference.conf's default
-    String memory = tcp.hasPath("gpu-staging-memory") ? tcp.getString("gpu-staging-memory") : "pinned";
+    String memory = tcp.getString("gpu-staging-memory");
     if (!memory.equals("pinned") && !memory.equals("registered"))
       throw new IllegalArgumentException("mori4j.tcp.gpu-staging-memory must be pinned or registered: " + memory);
-    boolean gather = !tcp.hasPath("gpu-staging-gather") || tcp.getBoolean("gpu-staging-gather");
-    boolean scatter = tcp.hasPath("gpu-staging-scatter") && tcp.getBoolean("gpu-staging-scatter");
-    return new StagingTuning(pieces, TcpLatencySetup.nanos(tcp, "gpu-copy-spin"), memory.equals("registered"), gather, scatter);
+    return new StagingTuning(pieces, TcpLatencySetup.nanos(tcp, "gpu-copy-spin"), memory.equals("registered"),
+        tcp.getBoolean("gpu-staging-gather"), tcp.getBoolean("gpu-staging-scatter"));
   }
 
   private static int stagingChunk(long bytes) {

@@ -75,10 +75,10 @@ class StagingMemoryTest {
   @Test
   void anUnknownMemoryKindIsRefusedByName() {
     var e = assertThrows(IllegalArgumentException.class, () -> EngineSettings.stagingTuning(ConfigFactory.parseString(
-        "gpu-staging-pieces = 4\ngpu-copy-spin = 0us\ngpu-staging-memory = hugepages")));
+        "gpu-staging-pieces = 4\ngpu-copy-spin = 0us\ngpu-staging-memory = hugepages").withFallback(StagingTuningSettingTest.reference())));
     assertTrue(e.getMessage().contains("mori4j.tcp.gpu-staging-memory") && e.getMessage().contains("hugepages"), e.getMessage());
     assertTrue(EngineSettings.stagingTuning(ConfigFactory.parseString(
-        "gpu-staging-pieces = 4\ngpu-copy-spin = 0us\ngpu-staging-memory = registered")).registeredMemory());
+        "gpu-staging-pieces = 4\ngpu-copy-spin = 0us\ngpu-staging-memory = registered").withFallback(StagingTuningSettingTest.reference())).registeredMemory());
     assertFalse(EngineSettings.load().tcpGpuStagingTuning().registeredMemory(), "reference.conf: pinned");
   }
 }

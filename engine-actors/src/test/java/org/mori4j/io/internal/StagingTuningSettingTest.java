@@ -14,8 +14,13 @@ import org.mori4j.transport.StagingTuning;
  * TCP backend through its GPU staging; values out of range are refused by name.
  */
 class StagingTuningSettingTest {
+  /** {@code mori4j.tcp} with these two values over reference.conf's (as the engine reads it). */
   private static Config tcp(String pieces, String spin) {
-    return ConfigFactory.parseString("gpu-staging-pieces = " + pieces + "\ngpu-copy-spin = " + spin);
+    return ConfigFactory.parseString("gpu-staging-pieces = " + pieces + "\ngpu-copy-spin = " + spin).withFallback(reference());
+  }
+
+  static Config reference() {
+    return ConfigFactory.defaultReference().getConfig("mori4j.tcp");
   }
 
   @Test
@@ -28,7 +33,7 @@ class StagingTuningSettingTest {
     assertEquals(ref.getBoolean("gpu-staging-scatter"), t.scatterPieces());
     assertEquals(new StagingTuning(3, 7_000, false, true, false), EngineSettings.stagingTuning(tcp("3", "7us")), "the reference defaults of the others");
     assertEquals(new StagingTuning(3, 7_000, false, true, true),
-        EngineSettings.stagingTuning(tcp("3", "7us").withFallback(ConfigFactory.parseString("gpu-staging-scatter = on"))), "scatter read");
+        EngineSettings.stagingTuning(ConfigFactory.parseString("gpu-staging-scatter = on").withFallback(tcp("3", "7us"))), "scatter read");
     assertEquals(new StagingTuning(4, 0), new GpuStaging("auto", 1 << 20, 0, new StagingTuning(4, 0)).tuning());
   }
 
