@@ -147,12 +147,8 @@ final class XgmiWorker extends RegionConfirmingWorker {
 
   /** Reports what the polls of the turn just given back found done ({@link CompletedOps}). */
   private void reportDone() {
-    if (!XgmiTrace.ON) {
-      done.report(name());
-      return;
-    }
-    long t0 = System.nanoTime();
-    if (done.report(name()) > 0) XgmiTrace.reported(System.nanoTime() - t0);
+    long t0 = XgmiTrace.ON ? System.nanoTime() : 0;
+    if (done.report(name()) > 0 && XgmiTrace.ON) XgmiTrace.reported(System.nanoTime() - t0);
   }
 
   /** Polls the events when the turn is free (outside a round: the waits of {@link #awaitWork}). */
