@@ -14,9 +14,26 @@ import java.util.Map;
  * heartbeats, which allocate per unit of time, not per transfer. At tens of microseconds per transfer that
  * background is a few hundred bytes per operation and hides whether the fast path itself allocates. Per-thread
  * counters ({@code com.sun.management.ThreadMXBean#getThreadAllocatedBytes}) separate the caller, the I/O
- * loop and the rest.
+ * loop and the rest. {@link #currentThreadBytes()} serves tools that count one thread's allocation around a call
+ * (kv-bench's per-{@code migrate()} figure).
  */
-final class ThreadAllocation {
+public final class ThreadAllocation {
+  /** HotSpot's counters with allocation counting on, or null where the JVM has none. */
+  private static final com.sun.management.ThreadMXBean COUNTERS = counters();
+
+  private static com.sun.management.ThreadMXBean counters() {
+    if (ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean t && t.isThreadAllocatedMemorySupported()) {
+      t.setThreadAllocatedMemoryEnabled(true);
+      return t;
+    }
+    return null;
+  }
+
+  /** Bytes the calling thread allocated since it started, or -1 where the JVM cannot say. */
+  public static long currentThreadBytes() {
+    return COUNTERS != null ? COUNTERS.getCurrentThreadAllocatedBytes() : -1;
+  }
+
   private final com.sun.management.ThreadMXBean mx =
       (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
   private Map<Long, Long> before = Map.of();

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.mori4j.bench.jmh.ThreadAllocation;
 import org.mori4j.io.IoEngine;
 import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.StatusCode;
@@ -50,15 +51,6 @@ final class KvBenchRuns {
   private final int iters;
   /** Bytes the calling thread allocated inside the last {@link #migrate}'s {@code migrate()} call (-1: the JVM cannot say). */
   private long lastCallAllocated = -1;
-  private static final com.sun.management.ThreadMXBean THREADS = threads();
-
-  private static com.sun.management.ThreadMXBean threads() {
-    if (java.lang.management.ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean t && t.isThreadAllocatedMemorySupported()) {
-      t.setThreadAllocatedMemoryEnabled(true);
-      return t;
-    }
-    return null;
-  }
 
   KvBenchRuns(IoEngine engine, MemoryDesc region, MemoryDesc remoteRegion, KvBenchReceiver link, int warmup, int iters) {
     this.engine = engine;
@@ -116,7 +108,7 @@ final class KvBenchRuns {
     // the caller's own allocation in migrate() (plans, the engine call; not the backend's threads): ~0 for the plan
     // arrays once the cache's pool (mori4j.kv.plan-pool-bytes) serves them
     long[] reuse = local.planArrayReuse();
-    if (THREADS != null) System.err.printf(java.util.Locale.ROOT,
+    if (ThreadAllocation.currentThreadBytes() >= 0) System.err.printf(java.util.Locale.ROOT,
         "kv-bench %s: caller thread allocated %.1f KiB per migrate() call (p50 of %d; min %.1f, max %.1f); plan arrays %d taken, %d from the cache's pool%n",
         tag, new Stats(1, alloc).p50Nanos() / 1024.0, iters, Arrays.stream(alloc).min().orElse(0) / 1024.0, Arrays.stream(alloc).max().orElse(0) / 1024.0,
         reuse[0] - reuse0[0], reuse[1] - reuse0[1]);
@@ -130,10 +122,10 @@ final class KvBenchRuns {
 
   /** One whole migration: call to completion on this side (the receiver hears of it after; that is awaited untimed). */
   long migrate(KvCache local, KvCacheDesc remote, int[] src, int[] dst, KvMigration.Mode mode, String req) throws InterruptedException {
-    long a0 = THREADS != null ? THREADS.getCurrentThreadAllocatedBytes() : 0;
+    long a0 = ThreadAllocation.currentThreadBytes();
     long t0 = System.nanoTime();
     KvMigration m = local.migrate(req, src, remote, dst, mode);
-    lastCallAllocated = THREADS != null ? THREADS.getCurrentThreadAllocatedBytes() - a0 : -1;
+    lastCallAllocated = a0 >= 0 ? ThreadAllocation.currentThreadBytes() - a0 : -1;
     if (!m.await(LIMIT)) throw new IllegalStateException("migration " + req + " still running after " + LIMIT);
     long t = System.nanoTime() - t0;
     // kv-bench saw the handle complete (a no-op unless migrations() opened a trace window)

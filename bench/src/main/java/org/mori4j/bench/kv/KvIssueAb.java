@@ -8,6 +8,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import org.mori4j.bench.jmh.HostPathGpuRuntime;
+import org.mori4j.bench.jmh.ThreadAllocation;
 import org.mori4j.io.BackendType;
 import org.mori4j.io.IoEngine;
 import org.mori4j.io.IoEngineConfig;
@@ -59,17 +60,16 @@ public final class KvIssueAb {
       int[] sb = pick(512, 256, 1), db = pick(512, 256, 2);
       String[] arm = {"first-chunk-layers=0 (one call)", "first-chunk-layers=" + first};
       long[][] alloc = new long[2][iters];
-      com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
       long[][] total = new long[2][iters], planned = new long[2][iters], launch = new long[2][iters], returned = new long[2][iters];
       int seq = 0;
       for (int i = -warmup; i < iters; i++) {
         for (int k0 = 0; k0 < 2; k0++) {
           int k = (i & 1) == 0 ? k0 : 1 - k0; // alternate which arm goes first
           if (XgmiTrace.ON) XgmiTrace.begin();
-          long a0 = threads.getCurrentThreadAllocatedBytes();
+          long a0 = ThreadAllocation.currentThreadBytes();
           long t0 = System.nanoTime();
           KvMigration m = src[k].push("r" + (seq++), sb, dst.desc(), db);
-          long a = threads.getCurrentThreadAllocatedBytes() - a0;
+          long a = ThreadAllocation.currentThreadBytes() - a0;
           if (!m.await(Duration.ofSeconds(30)) || !m.succeeded()) throw new IllegalStateException(arm[k] + ": " + m);
           long t = System.nanoTime() - t0;
           XgmiTrace.Window w = XgmiTrace.ON ? XgmiTrace.end() : null;
