@@ -51,7 +51,26 @@ final class KvBenchTrace {
     b.append(String.format(Locale.ROOT, "; the XGMI worker's time (p50, us): %d polls of its events %.1f, reporting completions %.1f, issuing %.1f",
         p50(XgmiTrace.Window::polls), p50(XgmiTrace.Window::pollNanos) / 1e3, p50(XgmiTrace.Window::reportNanos) / 1e3,
         p50(XgmiTrace.Window::issueNanos) / 1e3));
+    b.append(String.format(Locale.ROOT, "; the worker's issue per launch (p50 over migrations of each part's mean, us; %d launches timed):",
+        p50(w -> w.issueParts()[XgmiTrace.PARTS])));
+    for (int p = 0; p < XgmiTrace.PARTS; p++) {
+      int part = p;
+      b.append(p == 0 ? " " : " | ").append(PART_NAMES[p]).append(' ');
+      b.append(String.format(Locale.ROOT, "%.2f", p50PerLaunch(w -> w.issueParts()[part])));
+    }
+    b.append(String.format(Locale.ROOT, " | sum %.2f", p50PerLaunch(w -> Arrays.stream(w.issueParts(), 0, XgmiTrace.PARTS).sum())));
     return b.toString();
+  }
+
+  /** Names of {@link XgmiTrace}'s issue parts, in their order. */
+  private static final String[] PART_NAMES = {"checks", "slot+stream", "table", "trace records", "kernel args", "launch call", "event record",
+      "bookkeeping", "between issues"};
+
+  /** The median over the windows with timed launches of {@code f}'s nanoseconds per timed launch, in microseconds (NaN: none). */
+  double p50PerLaunch(ToLongFunction<XgmiTrace.Window> f) {
+    double[] v = windows.stream().filter(w -> w.issueParts()[XgmiTrace.PARTS] > 0)
+        .mapToDouble(w -> f.applyAsLong(w) / (double) w.issueParts()[XgmiTrace.PARTS] / 1e3).sorted().toArray();
+    return v.length == 0 ? Double.NaN : v[(v.length - 1) / 2];
   }
 
   private void col(StringBuilder b, String name, ToLongFunction<XgmiTrace.Window> f) {

@@ -64,6 +64,7 @@ final class DeviceTransfers implements AutoCloseable {
    * failing the op.
    */
   int issue(TransferOp op, RemoteRegion r, int device, long remoteBase, long minBlock, long maxBlock) {
+    if (XgmiTrace.ON) XgmiTrace.part(XgmiTrace.PART_CHECK);
     DevicePool pool = pool(device);
     int slot;
     try {
@@ -76,7 +77,9 @@ final class DeviceTransfers implements AutoCloseable {
       if (XgmiTrace.ON) XgmiTrace.noFreeEvent();
       return NO_SLOT;
     }
-    int issued = issue(op, r, device, remoteBase, minBlock, maxBlock, pool, slot, pool.stream());
+    GpuStream stream = pool.stream();
+    if (XgmiTrace.ON) XgmiTrace.part(XgmiTrace.PART_SLOT);
+    int issued = issue(op, r, device, remoteBase, minBlock, maxBlock, pool, slot, stream);
     if (XgmiTrace.ON && issued == ISSUED) XgmiTrace.workerIssued();
     return issued;
   }
@@ -113,7 +116,10 @@ final class DeviceTransfers implements AutoCloseable {
     LocalRegion local = op.local();
     boolean queued = false; // work that may read the slot's table is on the stream
     try {
-      if (XgmiTrace.ON) pool.traceStart(slot, stream);
+      if (XgmiTrace.ON) {
+        pool.traceStart(slot, stream);
+        XgmiTrace.part(XgmiTrace.PART_TRACE);
+      }
       boolean write = op.kind() == TransferOp.WRITE;
       long localBase = local.address();
       if (n == 1) {
@@ -124,6 +130,7 @@ final class DeviceTransfers implements AutoCloseable {
         } else {
           gpu.copyDeviceToDeviceAsync(dst, src, op.blockSize(0), stream);
         }
+        if (XgmiTrace.ON) XgmiTrace.part(XgmiTrace.PART_LAUNCH);
       } else {
         boolean sameSize = minBlock == maxBlock;
         long bytes = GatherKernel.tableBytes(n, sameSize);
@@ -134,12 +141,16 @@ final class DeviceTransfers implements AutoCloseable {
         if (!sameSize) op.copyBlocks(2, table, 16L * n);
         long kernelTable = pool.kernelTable(slot, bytes, stream);
         queued = true;
+        if (XgmiTrace.ON) XgmiTrace.part(XgmiTrace.PART_TABLE);
         kernel.launch(stream, kernelTable, n, write ? localBase : remoteBase, write ? remoteBase : localBase,
             sameSize ? maxBlock : 0, maxBlock);
         listener.kernelLaunched();
       }
       pool.event(slot).record(stream);
-      if (XgmiTrace.ON) XgmiTrace.launched();
+      if (XgmiTrace.ON) {
+        XgmiTrace.part(XgmiTrace.PART_RECORD);
+        XgmiTrace.launched();
+      }
     } catch (RuntimeException e) {
       releaseAfterFailure(pool, slot, stream, queued);
       op.transferFailed(TransportError.GPU_OP, "XGMI " + (n == 1 ? "copy" : "batch kernel") + " for " + r.describe() + " could not be issued: "
@@ -149,7 +160,29 @@ final class DeviceTransfers implements AutoCloseable {
     pool.ops[slot] = op;
     pool.regions[slot] = r;
     onGpu++;
+    lastPool = pool;
+    lastSlot = slot;
     return ISSUED;
+  }
+
+  /** Where the last op this class issued alone went (pool and event slot), for {@link XgmiCallerPoll}; under the turn. */
+  DevicePool lastPool;
+  int lastSlot;
+
+  /**
+   * A caller that saw the event of {@code op}'s {@code slot} completed gives the slot back (under the worker's turn), as a
+   * poll would: true when {@code op} (alone, not a fused group) was still on that slot; the caller then completes it.
+   */
+  boolean takeDone(DevicePool p, TransferOp op, int slot) {
+    if (p.ops[slot] != op || p.groupOps[slot] != null) return false;
+    for (int i = p.busyCount - 1; i >= 0; i--) {
+      if (p.busy[i] != slot) continue;
+      if (XgmiTrace.ON) p.traceDone(slot, null);
+      p.releaseAt(i);
+      onGpu--;
+      return true;
+    }
+    return false;
   }
 
   /**
@@ -190,6 +223,7 @@ final class DeviceTransfers implements AutoCloseable {
     boolean queued = false;
     try {
       if (stream == null) stream = pool.stream();
+      if (XgmiTrace.ON) XgmiTrace.part(XgmiTrace.PART_SLOT);
       MemorySegment table = pool.hostTable(slot, bytes);
       // the table is built in a Java array and copied into the pinned buffer at once: element stores into the
       // native segment (bounds, alignment and liveness checked per store) took ~15 ms for a 40,960-block KV
@@ -212,13 +246,21 @@ final class DeviceTransfers implements AutoCloseable {
         }
       }
       MemorySegment.copy(t, 0, table, ValueLayout.JAVA_LONG, 0, entries);
-      if (XgmiTrace.ON) pool.traceStart(slot, stream);
+      if (XgmiTrace.ON) {
+        XgmiTrace.part(XgmiTrace.PART_TABLE);
+        pool.traceStart(slot, stream);
+        XgmiTrace.part(XgmiTrace.PART_TRACE);
+      }
       long kernelTable = pool.kernelTable(slot, bytes, stream);
       queued = true;
+      if (XgmiTrace.ON) XgmiTrace.part(XgmiTrace.PART_TABLE);
       kernel.launch(stream, kernelTable, blocks, 0, 0, sameSize ? maxBlock : 0, maxBlock);
       listener.kernelLaunched();
       pool.event(slot).record(stream);
-      if (XgmiTrace.ON) XgmiTrace.launched();
+      if (XgmiTrace.ON) {
+        XgmiTrace.part(XgmiTrace.PART_RECORD);
+        XgmiTrace.launched();
+      }
     } catch (RuntimeException e) {
       releaseAfterFailure(pool, slot, stream, queued);
       for (int k = 0; k < count; k++)

@@ -229,8 +229,10 @@ final class GatherKernel implements AutoCloseable {
     GpuFunction f = function(device);
     long pieces = pieces(maxBlock);
     Dim3 grid = grid(resident[device], n, maxBlock);
-    gpu.launch(f, grid, Dim3.of(THREADS), 0, stream,
-        KernelArgs.of().pointer(table).i32(n).pointer(srcBase).pointer(dstBase).i64(sameSize).i64(pieces));
+    KernelArgs args = KernelArgs.of().pointer(table).i32(n).pointer(srcBase).pointer(dstBase).i64(sameSize).i64(pieces);
+    if (XgmiTrace.ON) XgmiTrace.part(XgmiTrace.PART_ARGS);
+    gpu.launch(f, grid, Dim3.of(THREADS), 0, stream, args);
+    if (XgmiTrace.ON) XgmiTrace.part(XgmiTrace.PART_LAUNCH);
     LAUNCHES.incrementAndGet();
   }
 

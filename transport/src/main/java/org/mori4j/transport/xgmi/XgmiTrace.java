@@ -35,6 +35,22 @@ public final class XgmiTrace {
   private static final int SLOTS = 29;
   private static final AtomicLongArray T = new AtomicLongArray(SLOTS);
 
+  /**
+   * The parts of one issue by the worker (nanoseconds summed over the window's launches, {@link Window#issueParts}): its
+   * checks (peer, regions, blocks, remote base), the event slot and stream, the block table (copy into the slot's
+   * pinned buffer, upload when not mapped), the trace's own start-event records (absent untraced), the kernel's
+   * argument layout (function, grid, {@code KernelArgs}), the launch call ({@code GpuRuntime.launch}: context bind,
+   * parameter scratch, {@code cuLaunchKernel}; a lone copy's call for a single block), the event record, the bookkeeping
+   * after it, and the worker's time between the end of one issue and the start of the next in the same round. The
+   * last entry counts the launches (event records) they cover.
+   */
+  public static final int PART_CHECK = 0, PART_SLOT = 1, PART_TABLE = 2, PART_TRACE = 3, PART_ARGS = 4, PART_LAUNCH = 5, PART_RECORD = 6,
+      PART_BOOK = 7, PART_BETWEEN = 8, PARTS = 9;
+  private static final AtomicLongArray P = new AtomicLongArray(PARTS + 1);
+  // the issuing thread's running stamps; only the worker's turn touches them (one issue at a time)
+  private static final long[] pending = new long[PARTS + 1];
+  private static long partFrom, lastIssueEnd;
+
   private XgmiTrace() {}
 
   /**
@@ -47,11 +63,12 @@ public final class XgmiTrace {
   public record Window(long planned, long firstLaunch, long lastLaunch, long returned, long firstDone, long lastDone, long statusesDone,
                        long finished, long observed, long gpuFirstStart, long gpuLastEnd, long gpuLongestOp, long gpuOpSum, long launches,
                        long callerIssues, long workerIssues, long noFreeEvent, long gpuOps, long largestPass, long traceReads,
-                       long polls, long pollNanos, long reportNanos, long issueNanos) {}
+                       long polls, long pollNanos, long reportNanos, long issueNanos, long[] issueParts) {}
 
   /** Opens a window now (its {@link #ENTER} stamp); clears the last one. */
   public static void begin() {
     for (int i = 0; i < SLOTS; i++) T.set(i, 0);
+    for (int i = 0; i <= PARTS; i++) P.set(i, 0);
     T.set(GPU_FIRST_START, Long.MAX_VALUE);
     T.set(OPEN, 1);
     T.set(ENTER, System.nanoTime());
@@ -167,7 +184,48 @@ public final class XgmiTrace {
         gpu ? anchor - enter + T.get(GPU_FIRST_START) : -1, gpu ? anchor - enter + T.get(GPU_LAST_END) : -1,
         gpu ? T.get(GPU_LONGEST) : -1, gpu ? T.get(GPU_SUM) : -1, T.get(LAUNCHES), T.get(CALLER_ISSUES), T.get(WORKER_ISSUES),
         T.get(NO_FREE_EVENT), T.get(GPU_OPS), T.get(MAX_PASS), T.get(READ_NANOS), T.get(POLLS), T.get(POLL_NANOS), T.get(REPORT_NANOS),
-        T.get(ISSUE_NANOS));
+        T.get(ISSUE_NANOS), parts());
+  }
+
+  private static long[] parts() {
+    long[] p = new long[PARTS + 1];
+    for (int i = 0; i <= PARTS; i++) p[i] = P.get(i);
+    return p;
+  }
+
+  /** The worker starts a round's issue loop: the first issue has no "between" part. */
+  static void roundStarted() {
+    lastIssueEnd = 0;
+  }
+
+  /** The worker starts issuing one queued op (its checks are the first part). */
+  static void issueStarted() {
+    if (!ON || T.get(OPEN) == 0) {
+      partFrom = 0;
+      return;
+    }
+    long now = System.nanoTime();
+    java.util.Arrays.fill(pending, 0);
+    if (lastIssueEnd != 0) pending[PART_BETWEEN] = now - lastIssueEnd;
+    partFrom = now;
+  }
+
+  /** The part {@code part} of the issue under way ended now; nothing when no worker issue is being timed. */
+  static void part(int part) {
+    if (partFrom == 0) return;
+    long now = System.nanoTime();
+    pending[part] += now - partFrom;
+    if (part == PART_RECORD) pending[PARTS]++;
+    partFrom = now;
+  }
+
+  /** The worker's issue of one queued op ended: its parts count when it recorded at least one launch's event. */
+  static void issueEnded() {
+    if (partFrom == 0) return;
+    part(PART_BOOK);
+    if (pending[PARTS] > 0 && T.get(OPEN) != 0) for (int i = 0; i <= PARTS; i++) P.addAndGet(i, pending[i]);
+    lastIssueEnd = partFrom;
+    partFrom = 0;
   }
 
   private static long rel(int stage, long enter) {

@@ -82,7 +82,11 @@ final class XgmiWorker extends RegionConfirmingWorker {
     this.access = new RegionAccess(name(), gpu, transfers, listener);
     this.issuer = new XgmiIssuer(settings, access, transfers);
     this.fused = new FusedIssue(settings, issuer, transfers);
+    this.callerPoll = settings.callerPollNanos() > 0 ? new XgmiCallerPoll(this, settings.callerPollNanos()) : null;
   }
+
+  /** The awaiting caller's polls of single copies it issued; null when {@link XgmiSettings#callerPollNanos} is not positive. */
+  private final XgmiCallerPoll callerPoll;
 
   // ---- any thread ----
 
@@ -113,6 +117,9 @@ final class XgmiWorker extends RegionConfirmingWorker {
       // in order: anything submitted before this op and not yet issued goes first, through the worker
       if (closing || hasQueued() || !backlog.isEmpty()) return false;
       issued = op != null ? issuer.issueReady(op) : fused.issueReady(group);
+      // a single copy: the thread that awaits it may query its event itself (XgmiCallerPoll); slot and pool are the turn's
+      if (issued == DeviceTransfers.ISSUED && op != null && op.blockCount() == 1 && callerPoll != null)
+        op.callerDrive = callerPoll.drive(op.local().deviceId(), transfers.lastPool, transfers.lastSlot);
     } finally {
       TURN.setVolatile(this, FREE);
     }
@@ -121,6 +128,26 @@ final class XgmiWorker extends RegionConfirmingWorker {
       callerIssued = true; // before the wake-up: a worker about to park sees the flag, or gets the unpark's permit
       wakeup();
     }
+    return true;
+  }
+
+  /**
+   * Awaiting thread ({@link XgmiCallerPoll}): {@code op}'s event on {@code pool}'s {@code slot} was seen completed; with the
+   * turn free and {@code op} still on that slot, gives the slot back as a poll would and completes {@code op} here, after
+   * giving the turn back (true). False, with nothing done, when the turn is taken, the worker took the op first, or its
+   * region was revoked (the worker lets such a region go once its last op is reported, so it reports this one too).
+   */
+  boolean completeFromCaller(TransferOp op, DevicePool pool, int slot) {
+    if (!TURN.compareAndSet(this, FREE, CALLER)) return false;
+    try {
+      if (closing || pool.ops[slot] != op) return false;
+      RemoteRegion r = pool.regions[slot];
+      if (r.state == RemoteRegion.State.REVOKED || !transfers.takeDone(pool, op, slot)) return false;
+      r.inFlight--;
+    } finally {
+      TURN.setVolatile(this, FREE);
+    }
+    CompletedOps.complete(op, null, name());
     return true;
   }
 
@@ -176,16 +203,17 @@ final class XgmiWorker extends RegionConfirmingWorker {
     callerIssued = false; // this round polls what a submitter issued
     int work = pollCompletions();
     long t0 = XgmiTrace.ON ? System.nanoTime() : 0;
+    if (XgmiTrace.ON) XgmiTrace.roundStarted();
     try {
       while (!backlog.isEmpty()) {
-        if (!process(backlog.peekFirst())) return work;
+        if (!processTimed(backlog.peekFirst())) return work;
         backlog.pollFirst();
         work++;
       }
       TransferOp op;
       while ((op = ops.poll()) != null) {
         work++;
-        if (!process(op)) {
+        if (!processTimed(op)) {
           backlog.addLast(op);
           break;
         }
@@ -239,6 +267,17 @@ final class XgmiWorker extends RegionConfirmingWorker {
     }
   }
 
+  /** {@link #process} with the trace's issue parts around it ({@link XgmiTrace#PART_CHECK} ...). */
+  private boolean processTimed(TransferOp op) {
+    if (!XgmiTrace.ON) return process(op);
+    XgmiTrace.issueStarted();
+    try {
+      return process(op);
+    } finally {
+      XgmiTrace.issueEnded();
+    }
+  }
+
   /**
    * Issues {@code op} or fails it; false only when every event of its device is in use (the caller keeps it
    * for later, in order).
@@ -275,7 +314,7 @@ final class XgmiWorker extends RegionConfirmingWorker {
 
   @Override
   void retry(TransferOp op) {
-    if (!backlog.isEmpty() || !process(op)) backlog.addLast(op);
+    if (!backlog.isEmpty() || !processTimed(op)) backlog.addLast(op);
   }
 
   /** Completes the ops whose events have completed; returns how many. */
