@@ -175,6 +175,48 @@ class ErrorContractTest {
     assertNothingMoved();
   }
 
+  /**
+   * A remote descriptor whose access key its owner did issue but whose address or size is not the registration's is
+   * a wrong argument, not a missing region: ERR_INVALID_ARGS on every backend, as the same fault in a local
+   * descriptor is ({@link #localDescriptorThatDisagreesWithItsRegistrationIsRefused}). The TCP target said
+   * ERR_NOT_FOUND for another address (RDMA and XGMI, checking against the owner's confirmation, said
+   * ERR_INVALID_ARGS). The region sits between two guard pages that must not change either.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"read", "write"})
+  void remoteDescriptorThatDisagreesWithItsRegistrationIsInvalid(String k) {
+    try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+      java.lang.foreign.MemorySegment all = arena.allocate(3 * 4096, 4096);
+      randomize(all, 77);
+      java.lang.foreign.MemorySegment before = arena.allocate(all.byteSize());
+      before.copyFrom(all);
+      MemoryDesc real = p.target.registerMemory(all.asSlice(4096, 4096));
+      try {
+        for (long shift : new long[] {4096, -4096}) {
+          long at = real.address() + shift;
+          MemoryDesc moved = new MemoryDesc(real.engineKey(), real.id(), real.deviceId(), at, real.size(), real.location(),
+              real.accessKey(), real.backendData(), real.ownerIncarnation());
+          refusedByOwner(op(k, p.local, 0, moved, 0, 8), StatusCode.ERR_INVALID_ARGS, Long.toHexString(at),
+              Long.toHexString(real.address()));
+        }
+        MemoryDesc bigger = new MemoryDesc(real.engineKey(), real.id(), real.deviceId(), real.address(), 2 * real.size(),
+            real.location(), real.accessKey(), real.backendData(), real.ownerIncarnation());
+        refusedByOwner(op(k, p.local, 0, bigger, real.size() - 8, 16), StatusCode.ERR_INVALID_ARGS, String.valueOf(real.size() - 8));
+        refusedByOwner(op(k, p.local, 0, bigger, real.size(), 8), StatusCode.ERR_INVALID_ARGS, String.valueOf(real.size()));
+        assertSameBytes(before, all, "remote region and its guard pages after refused " + k + "s");
+      } finally {
+        p.target.deregisterMemory(real);
+      }
+    }
+    assertNothingMoved();
+  }
+
+  /** A refusal that only the owner's registration can give: it may come after the call returns. */
+  private static void refusedByOwner(TransferStatus s, StatusCode code, String... fragments) {
+    assertFailsWith(s, "transfer the owner must refuse", code);
+    for (String f : fragments) assertTrue(s.message().contains(f), "message '" + s.message() + "' should name '" + f + "'");
+  }
+
   // ---- batches ----
 
   @ParameterizedTest

@@ -79,8 +79,12 @@ final class TargetRequest {
     region = regions.get(memId);
     if (region == null || !region.live()) {
       refuse(TransportError.NOT_FOUND, "memory id " + memId + " is not registered here (or was deregistered)");
-    } else if (region.accessKey() != accessKey || region.address() != baseAddress) {
-      refuse(TransportError.NOT_FOUND, "descriptor for memory id " + memId + " does not match its registration");
+    } else if (region.accessKey() != accessKey) {
+      refuse(TransportError.NOT_FOUND, "descriptor for memory id " + memId + " does not match its registration (access key)");
+    } else if (region.address() != baseAddress) {
+      // the region under that id and key is here: the descriptor is wrong, not gone (as RDMA and XGMI say it)
+      refuse(TransportError.INVALID_ARGS, "descriptor for memory id " + memId + " says address 0x" + Long.toHexString(baseAddress)
+          + " but it is registered at 0x" + Long.toHexString(region.address()));
     } else if (!region.segment().scope().isAlive()) {
       refuse(TransportError.BAD_STATE, "memory id " + memId + " was freed by its owner");
     } else if (type == T_WRITE && region.segment().isReadOnly()) {
