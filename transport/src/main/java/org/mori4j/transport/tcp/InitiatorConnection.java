@@ -219,6 +219,7 @@ final class InitiatorConnection extends TcpConnection {
 
   /** Encodes {@code op}'s request into the frame and readies its payload: a cursor over its blocks, or GPU staging. */
   void prepare(TransferOp op) {
+    if (tally != null) tally.begin(0, op.local().gpu(), op.kind() == TransferOp.WRITE, op.totalBytes());
     req.encode(op); // copies an inline payload from the caller's memory
     if (op.kind() == TransferOp.WRITE && !RequestFrames.isInline(op)) {
       if (op.local().gpu()) startStager(outStager(), true, op);
@@ -259,6 +260,7 @@ final class InitiatorConnection extends TcpConnection {
     op.nextInFlight = null;
     if (op == uncounted) uncounted = null;
     else loop.inFlight--;
+    if (tally != null) tally.end();
     if (callerTrip != null) callerTrip.completed(op, head == null && queued.get() == 0);
     if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.COMPLETE, op.uid());
     if (op == callerPending) {

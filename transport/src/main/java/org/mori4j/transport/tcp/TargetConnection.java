@@ -149,6 +149,7 @@ final class TargetConnection extends TargetResponder {
 
   private void checkRequest() {
     rq.check(backend.regions());
+    if (tally != null) tally.begin(1, rq.error == null && rq.region.gpu(), rq.type == T_WRITE, rq.payloadBytes);
     if (rq.type == T_WRITE) {
       if (rq.error == null && rq.region.gpu()) {
         GpuStager st = inStager();

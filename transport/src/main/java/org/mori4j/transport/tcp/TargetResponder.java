@@ -58,6 +58,7 @@ abstract class TargetResponder extends TcpConnection {
     byte[] text = rq.error == null ? NO_TEXT : rq.errorBytes();
     WireFormat.appendResponse(acks, rq.type == T_WRITE ? T_WRITE_DONE : T_READ_DATA, rq.error == null ? 0 : rq.error.wire(), rq.seq, text.length);
     acks.put(text);
+    if (tally != null) tally.end();
     rq.done();
     stage = S_HEADER;
     if (acks.remaining() < RESP_HEADER + MAX_SMALL_PAYLOAD) {
@@ -153,6 +154,7 @@ abstract class TargetResponder extends TcpConnection {
         closeFor(REFUSED_HELLO, rq.errorText);
         return;
       }
+      if (tally != null) tally.end();
       rq.done();
       stage = S_HEADER;
       interest(SelectionKey.OP_READ);

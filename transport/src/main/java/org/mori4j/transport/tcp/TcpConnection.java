@@ -45,6 +45,8 @@ abstract class TcpConnection extends ConnectionHold {
   private GpuStager inStager;
   /** TLS under this connection's reads and writes; null on the plain path, which then costs one null check per call. */
   TlsChannel tls;
+  /** This end's socket-call counts per transfer ({@link TcpCallTrace}); null unless that trace is on. */
+  final TcpCallTrace.Tally tally = TcpCallTrace.tally();
 
   TcpConnection(TcpIoLoop loop, SocketChannel channel) {
     this.loop = loop;
@@ -241,26 +243,34 @@ abstract class TcpConnection extends ConnectionHold {
 
   /** Reads into {@code b}; -1 on end of stream. */
   final int read(ByteBuffer b) throws IOException {
+    long offered = tally != null ? b.remaining() : 0;
     int n = tls == null ? channel.read(b) : tlsRead(b);
+    if (tally != null) tally.read(offered, n);
     if (n > 0) lastProgressNanos = System.nanoTime();
     return n;
   }
 
   final long read(ByteBuffer[] iov, int count) throws IOException {
+    long offered = tally != null ? TcpCallTrace.remaining(iov, count) : 0;
     // the JDK's vectored calls allocate a releaser per buffer of a memory segment; one buffer needs none
     long n = tls != null ? tlsRead(iov, count) : count == 1 ? channel.read(iov[0]) : channel.read(iov, 0, count);
+    if (tally != null) tally.read(offered, n);
     if (n > 0) lastProgressNanos = System.nanoTime();
     return n;
   }
 
   final int write(ByteBuffer b) throws IOException {
+    long offered = tally != null ? b.remaining() : 0;
     int n = tls == null ? channel.write(b) : (int) tls.write(b);
+    if (tally != null) tally.write(offered, n);
     if (n > 0) lastProgressNanos = System.nanoTime();
     return n;
   }
 
   final long write(ByteBuffer[] iov, int count) throws IOException {
+    long offered = tally != null ? TcpCallTrace.remaining(iov, count) : 0;
     long n = tls != null ? tls.write(iov, count) : count == 1 ? channel.write(iov[0]) : channel.write(iov, 0, count);
+    if (tally != null) tally.write(offered, n);
     if (n > 0) lastProgressNanos = System.nanoTime();
     return n;
   }
