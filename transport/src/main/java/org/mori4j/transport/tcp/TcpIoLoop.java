@@ -103,6 +103,7 @@ final class TcpIoLoop implements CompletionSource {
         continue;
       }
       try {
+        if (c.tally != null) c.tally.gpuPoll();
         c.onGpuPoll();
       } catch (RuntimeException e) {
         c.fail(TransportError.GPU_OP, "GPU staging failed: " + e.getMessage());
@@ -257,6 +258,7 @@ final class TcpIoLoop implements CompletionSource {
           CallerDriveStats.trace(c instanceof TargetConnection ? CallerDriveStats.HANDLE_TARGET : CallerDriveStats.HANDLE_INIT,
               ((long) System.identityHashCode(c) << 16) | (k.interestOps() << 8) | k.readyOps());
         int ready = k.readyOps();
+        if (c.tally != null) c.tally.wake(ready);
         if (c.tls != null && (ready = c.tlsReady(ready)) == 0) return;
         if (serveSpinNanos > 0 && c instanceof TargetConnection) {
           long now = System.nanoTime();
@@ -292,6 +294,7 @@ final class TcpIoLoop implements CompletionSource {
         // a staging copy takes tens to hundreds of microseconds and signals nothing: poll again at once, giving
         // the core away in between (a nap of even 20 us sleeps 50-60 us on Linux, per copy on each side)
         int n = selector.selectNow(keyHandler);
+        if (n == 0 && TcpCallTrace.ON) TcpCallTrace.loopYield();
         if (n == 0) Thread.yield();
         return n;
       }
@@ -311,6 +314,7 @@ final class TcpIoLoop implements CompletionSource {
       polling = false;
       long ms = Math.max(1, TimeUnit.NANOSECONDS.toMillis(maxNanos));
       if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.SELECT_SLEEP, 0);
+      if (TcpCallTrace.ON) TcpCallTrace.loopSleep();
       int n = selector.select(keyHandler, ms);
       if (CallerDriveStats.TRACE) CallerDriveStats.trace(CallerDriveStats.SELECT_WAKE, n);
       return n;
