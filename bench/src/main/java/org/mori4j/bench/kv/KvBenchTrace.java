@@ -59,6 +59,9 @@ final class KvBenchTrace {
       b.append(String.format(Locale.ROOT, "%.2f", p50PerLaunch(w -> w.issueParts()[part])));
     }
     b.append(String.format(Locale.ROOT, " | sum %.2f", p50PerLaunch(w -> Arrays.stream(w.issueParts(), 0, XgmiTrace.PARTS).sum())));
+    b.append(String.format(Locale.ROOT, "; the caller's calls (p50 per migration, us; %d calls): plans %.1f | engine calls %.1f | after the calls %.1f",
+        p50(w -> w.callerParts()[XgmiTrace.CALLER_PARTS]), p50(w -> w.callerParts()[XgmiTrace.CALLER_PLAN]) / 1e3,
+        p50(w -> w.callerParts()[XgmiTrace.CALLER_ENGINE]) / 1e3, p50(w -> w.callerParts()[XgmiTrace.CALLER_AFTER]) / 1e3));
     return b.toString();
   }
 

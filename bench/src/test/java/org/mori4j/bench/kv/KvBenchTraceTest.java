@@ -13,7 +13,7 @@ class KvBenchTraceTest {
     // host stages in ns after migrate(); -1: not seen (a run without GPU timing)
     return new XgmiTrace.Window(planned, planned + 1_000, planned + 2_000, planned + 3_000, 5_000, 6_000, 7_000, 8_000, 9_000,
         gpuEnd < 0 ? -1 : 1_500, gpuEnd, gpuEnd < 0 ? -1 : 400, gpuEnd < 0 ? -1 : 800, launches, 2, launches - 2, 0, gpuEnd < 0 ? 0 : launches, 40, 250_000, 12, 300_000, 60_000, 900_000,
-        parts(launches));
+        parts(launches), new long[] {100_000, 700_000, 50_000, 7});
   }
 
   /** Issue parts over {@code launches} timed launches: part p took (p + 1) us per launch. */
@@ -41,6 +41,7 @@ class KvBenchTraceTest {
     assertTrue(s.contains("12 polls of its events 300.0, reporting completions 60.0, issuing 900.0"), s);
     assertTrue(s.contains("80 launches timed): checks 1.00 | slot+stream 2.00 | table 3.00 |"), s);
     assertTrue(s.contains("| between issues 9.00 | sum 45.00"), s);
+    assertTrue(s.contains("the caller's calls (p50 per migration, us; 7 calls): plans 100.0 | engine calls 700.0 | after the calls 50.0"), s);
     KvBenchTrace none = new KvBenchTrace();
     none.add(window(1_000, -1, 1));
     assertTrue(none.summary("pull-1").contains("| GPU first start - |"), none.summary("pull-1"));

@@ -251,6 +251,7 @@ public final class KvMigration {
     long[] told = pull || preUids != null ? null : new long[0];
     boolean first = true, stopped = false;
     for (int a = from, b; a < to; a = b) {
+      long t0 = XgmiTrace.ON ? System.nanoTime() : 0, t1 = 0, t2 = 0;
       b = calls.next(a);
       KvTransferPlan plan, whole = null;
       try {
@@ -263,8 +264,10 @@ public final class KvMigration {
         break;
       }
       KvBatchCall.Issued is;
+      if (XgmiTrace.ON) t1 = System.nanoTime();
       try {
         is = batchCall.call(this, plan, first ? preUids : null, a, b, first);
+        if (XgmiTrace.ON) t2 = System.nanoTime();
       } catch (RuntimeException e) {
         if (first) throw e; // as before chunks: the engine's refusal of the first call reaches migrate()'s caller
         String why = "request '" + requestId + "': layers [" + a + ", " + to + ") could not be issued: " + e;
@@ -287,6 +290,7 @@ public final class KvMigration {
       // cancelled (or failed) while these were being issued: they must not move bytes for a migration that is over
       if (ended) for (TransferStatus s : st) s.cancel();
       for (int i = 0; i < st.size(); i++) watch(st.get(i), uids[i], from, to, left, chunk);
+      if (XgmiTrace.ON) XgmiTrace.callerCall(t1 - t0, t2 - t1, System.nanoTime() - t2);
       if (ended && b < to) {
         stopped = true;
         break;

@@ -47,6 +47,12 @@ public final class XgmiTrace {
   public static final int PART_CHECK = 0, PART_SLOT = 1, PART_TABLE = 2, PART_TRACE = 3, PART_ARGS = 4, PART_LAUNCH = 5, PART_RECORD = 6,
       PART_BOOK = 7, PART_BETWEEN = 8, PARTS = 9;
   private static final AtomicLongArray P = new AtomicLongArray(PARTS + 1);
+  /**
+   * The migrating caller's time (nanoseconds summed over the window, {@link Window#callerParts}): building each call's
+   * plan, the engine's batch call, and its bookkeeping after the call returned; the last entry counts the calls.
+   */
+  public static final int CALLER_PLAN = 0, CALLER_ENGINE = 1, CALLER_AFTER = 2, CALLER_PARTS = 3;
+  private static final AtomicLongArray C = new AtomicLongArray(CALLER_PARTS + 1);
   // the issuing thread's running stamps; only the worker's turn touches them (one issue at a time)
   private static final long[] pending = new long[PARTS + 1];
   private static long partFrom, lastIssueEnd;
@@ -63,12 +69,13 @@ public final class XgmiTrace {
   public record Window(long planned, long firstLaunch, long lastLaunch, long returned, long firstDone, long lastDone, long statusesDone,
                        long finished, long observed, long gpuFirstStart, long gpuLastEnd, long gpuLongestOp, long gpuOpSum, long launches,
                        long callerIssues, long workerIssues, long noFreeEvent, long gpuOps, long largestPass, long traceReads,
-                       long polls, long pollNanos, long reportNanos, long issueNanos, long[] issueParts) {}
+                       long polls, long pollNanos, long reportNanos, long issueNanos, long[] issueParts, long[] callerParts) {}
 
   /** Opens a window now (its {@link #ENTER} stamp); clears the last one. */
   public static void begin() {
     for (int i = 0; i < SLOTS; i++) T.set(i, 0);
     for (int i = 0; i <= PARTS; i++) P.set(i, 0);
+    for (int i = 0; i <= CALLER_PARTS; i++) C.set(i, 0);
     T.set(GPU_FIRST_START, Long.MAX_VALUE);
     T.set(OPEN, 1);
     T.set(ENTER, System.nanoTime());
@@ -184,13 +191,25 @@ public final class XgmiTrace {
         gpu ? anchor - enter + T.get(GPU_FIRST_START) : -1, gpu ? anchor - enter + T.get(GPU_LAST_END) : -1,
         gpu ? T.get(GPU_LONGEST) : -1, gpu ? T.get(GPU_SUM) : -1, T.get(LAUNCHES), T.get(CALLER_ISSUES), T.get(WORKER_ISSUES),
         T.get(NO_FREE_EVENT), T.get(GPU_OPS), T.get(MAX_PASS), T.get(READ_NANOS), T.get(POLLS), T.get(POLL_NANOS), T.get(REPORT_NANOS),
-        T.get(ISSUE_NANOS), parts());
+        T.get(ISSUE_NANOS), snapshot(P), snapshot(C));
   }
 
-  private static long[] parts() {
-    long[] p = new long[PARTS + 1];
-    for (int i = 0; i <= PARTS; i++) p[i] = P.get(i);
+  private static long[] snapshot(AtomicLongArray a) {
+    long[] p = new long[a.length()];
+    for (int i = 0; i < p.length; i++) p[i] = a.get(i);
     return p;
+  }
+
+  /**
+   * One call of a migration ({@code io/kv}): its plan took {@code plan} ns, the engine's call {@code engine} ns, what
+   * followed until the next call {@code after} ns.
+   */
+  public static void callerCall(long plan, long engine, long after) {
+    if (!ON || T.get(OPEN) == 0) return;
+    C.addAndGet(CALLER_PLAN, plan);
+    C.addAndGet(CALLER_ENGINE, engine);
+    C.addAndGet(CALLER_AFTER, after);
+    C.incrementAndGet(CALLER_PARTS);
   }
 
   /** The worker starts a round's issue loop: the first issue has no "between" part. */
