@@ -45,6 +45,7 @@ public final class EngineStart {
     if (config == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "config must not be null");
     Config base = ConfigFactory.load();
     EngineSettings s = EngineSettings.from(base);
+    RdmaOptions.from(base); // a bad mori4j.rdma value fails the start, not the first createBackend(RDMA)
     Config cfg = ConfigFactory.empty()
         .withValue("pekko.actor.provider", ConfigValueFactory.fromAnyRef("remote"))
         .withValue("pekko.remote.artery.canonical.hostname", ConfigValueFactory.fromAnyRef(config.host()))
@@ -76,6 +77,7 @@ public final class EngineStart {
     if (system == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "system must not be null");
     if (config == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "config must not be null");
     EngineSettings s = EngineSettings.from(system.settings().config());
+    RdmaOptions.from(system.settings().config());
     Object token = reserve(key);
     try {
       TransferPath path = new TransferPath(key, s.awaitSpinNanos(), MetricsSettings.from(system.settings().config()));
