@@ -121,7 +121,8 @@ public final class IoEngineSession implements SessionActor.Handle {
         remoteOffset, size, uid);
     st.remoteData(remoteData, remote.backendData());
     st.meter(kind == TransferOp.READ ? readMeters : writeMeters);
-    backend.backend().submit(st);
+    // XGMI with an idle worker issues the copy from this thread (mori4j.xgmi.caller-poll); every other backend declines
+    if (!backend.backend().issueFromCaller(st)) backend.backend().submit(st);
     return st;
   }
 

@@ -124,7 +124,8 @@ public interface TransferBackend extends AutoCloseable {
   /**
    * Submitting thread: puts the checked batch {@code op} on its way from this thread when the backend can do so at
    * once (XGMI: its worker is idle and everything the op needs is set up, so the caller uploads the block table and
-   * launches the kernel itself, without a hand-off and a wake-up in front of the launch). True when the op was taken
+   * launches the kernel itself, without a hand-off and a wake-up in front of the launch; XGMI also takes a single-block
+   * op here, its copy issued from this thread, unless {@code mori4j.xgmi.caller-poll} is off). True when the op was taken
    * (issued, or failed with the message its worker would have given); the backend has then read its block arrays for
    * the last time, so the engine may pass the caller's own arrays, which the caller reuses once the call returns.
    * False when nothing was done: the engine then submits the op with arrays of its own. Never blocks on the

@@ -109,7 +109,8 @@ final class BackendLifecycle {
     } else if (m.config() instanceof XgmiBackendConfig x) {
       // the GPU runtime is opened, the devices read and the batch kernel compiled by start(), on the backend dispatcher
       backend = new XgmiBackend(engineKey, new XgmiSettings(x.numStreams(), x.numEvents(), settings.xgmiMaxBatchBlocks(),
-          settings.xgmiPollNapNanos(), settings.xgmiMappedTable(), settings.xgmiFuseBatches()), gpu::runtime, xgmi.confirmer(BackendType.XGMI));
+          settings.xgmiPollNapNanos(), settings.xgmiMappedTable(), settings.xgmiFuseBatches(), settings.xgmiCallerPollNanos()), gpu::runtime,
+          xgmi.confirmer(BackendType.XGMI));
     } else if (m.config() instanceof TcpBackendConfig tcp) {
       org.mori4j.transport.tcp.TcpTls tls;
       try {

@@ -38,13 +38,15 @@ import org.mori4j.transport.tcp.TcpLatency;
  * @param tcpLatency       TCP small-transfer latency: {@code mori4j.tcp.caller-drive}, {@code caller-drive-spin},
  *                         {@code serve-spin} ({@link TcpLatencySetup})
  * @param tcpBulkLanes     TCP: extra connections per peer for the stripes of large transfers ({@code mori4j.tcp.bulk-lanes})
+ * @param xgmiCallerPollNanos XGMI: -1 ({@code off}) single copies go through the worker; else the caller issues them and
+ *                         polls their event for up to this long ({@code mori4j.xgmi.caller-poll}; {@code auto}: the await spin)
  */
 public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, long awaitSpinNanos, String systemName,
                              long pollerSpinNanos, long pollerYieldNanos, long pollerParkNanos, long pollerMaxRunNanos,
                              TcpBackendConfig tcpDefaults, int tcpPort, int tcpMaxBatchEntries, int tcpGpuStagingChunk,
                              String gpuRuntime, int lostPeersRemembered, long xgmiPollNapNanos, int xgmiMaxBatchBlocks,
                              int tcpGpuStagingPrewarm, boolean xgmiMappedTable, boolean xgmiFuseBatches,
-                             StagingTuning tcpGpuStagingTuning, TcpLatency tcpLatency, int tcpBulkLanes) {
+                             StagingTuning tcpGpuStagingTuning, TcpLatency tcpLatency, int tcpBulkLanes, long xgmiCallerPollNanos) {
 
   /** What {@code await-spin = auto} spins for: longer than a small GPU copy or a loopback round trip takes. */
   public static final long AUTO_SPIN_NANOS = 50_000;
@@ -64,15 +66,37 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     TcpBackendConfig tcpDefaults = new TcpBackendConfig(tcp.getInt("connections-per-peer"), tcp.getInt("io-threads"),
         tcp.getBytes("stripe-threshold"), tcp.getBytes("socket-buffer").intValue(), tcp.getDuration("peer-timeout"),
         tcp.getDuration("connect-timeout"), tcp.getBoolean("enable-notification"), TcpTlsSetup.fromConfig(tcp));
+    long awaitSpin = awaitSpin(c, Runtime.getRuntime().availableProcessors());
     return new EngineSettings(c.getDuration("engine.ask-timeout"), c.getDuration("engine.handshake-timeout"),
-        awaitSpin(c, Runtime.getRuntime().availableProcessors()), c.getString("engine.system-name"),
+        awaitSpin, c.getString("engine.system-name"),
         c.getDuration("poller.spin").toNanos(), c.getDuration("poller.yield").toNanos(),
         c.getDuration("poller.park-max").toNanos(), c.getDuration("poller.max-run").toNanos(), tcpDefaults,
         tcp.getInt("port"), tcp.getInt("max-batch-entries"), stagingChunk(tcp.getBytes("gpu-staging-chunk")),
         c.getString("gpu.runtime"), positive("engine.lost-peers-remembered", c.getInt("engine.lost-peers-remembered")),
         notNegative("xgmi.poll-nap", c.getDuration("xgmi.poll-nap").toNanos()), positive("xgmi.max-batch-blocks", c.getInt("xgmi.max-batch-blocks")),
         notNegative("tcp.gpu-staging-prewarm", tcp.getInt("gpu-staging-prewarm")), xgmiBlockTable(c.getString("xgmi.block-table")),
-        c.getBoolean("xgmi.fuse-batches"), stagingTuning(tcp), TcpLatencySetup.fromConfig(tcp), TcpLatencySetup.bulkLanes(tcp));
+        c.getBoolean("xgmi.fuse-batches"), stagingTuning(tcp), TcpLatencySetup.fromConfig(tcp), TcpLatencySetup.bulkLanes(tcp),
+        xgmiCallerPoll(c, awaitSpin));
+  }
+
+  /**
+   * {@code mori4j.xgmi.caller-poll}: {@code off} (-1), {@code auto} ({@code awaitSpin}, the resolved await spin) or a
+   * duration of 0 or more; anything else is refused naming the path and the value.
+   */
+  static long xgmiCallerPoll(Config c, long awaitSpin) {
+    String path = "xgmi.caller-poll";
+    ConfigValueType type = c.getValue(path).valueType();
+    if (type == ConfigValueType.BOOLEAN && !c.getBoolean(path)) return -1;
+    if (type == ConfigValueType.STRING) {
+      String v = c.getString(path).trim();
+      if (v.equalsIgnoreCase("off")) return -1;
+      if (v.equalsIgnoreCase("auto")) return awaitSpin;
+    }
+    try {
+      return notNegative(path, c.getDuration(path).toNanos());
+    } catch (com.typesafe.config.ConfigException e) {
+      throw new IllegalArgumentException("mori4j." + path + " must be off, auto or a duration: '" + c.getValue(path).unwrapped() + "'", e);
+    }
   }
 
   /** {@code mori4j.xgmi.block-table}: true for {@code mapped}, false for {@code device}. */

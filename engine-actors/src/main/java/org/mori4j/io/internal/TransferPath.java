@@ -128,7 +128,8 @@ public final class TransferPath {
         remote.address(), remoteOffset, size, uid);
     st.remoteData(remote.backendData().get(b.type()), remote.backendData());
     st.meter(meters.route(remote.engineKey(), b.type(), kind, RouteMeters.SINGLE));
-    b.backend().submit(st);
+    // XGMI with an idle worker issues the copy from this thread (mori4j.xgmi.caller-poll); every other backend declines
+    if (!b.backend().issueFromCaller(st)) b.backend().submit(st);
     return st;
   }
 

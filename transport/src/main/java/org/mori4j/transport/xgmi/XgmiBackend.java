@@ -262,12 +262,16 @@ public final class XgmiBackend implements TransferBackend {
     w.submit(op);
   }
 
-  /** A batch issued from the submitting thread when the worker is idle and set up for it ({@link XgmiWorker#issueFromCaller}). */
+  /**
+   * A batch, or a single copy unless {@code mori4j.xgmi.caller-poll} is off ({@link XgmiSettings#callerPollNanos}), issued
+   * from the submitting thread when the worker is idle and set up for it ({@link XgmiWorker#issueFromCaller}).
+   */
   @Override
   public boolean issueFromCaller(TransferOp op) {
     XgmiWorker w = worker;
     // anything submit would refuse is left to submit, which says why
-    if (w == null || closed || !(op.peer() instanceof XgmiPeer) || !op.local().gpu() || op.blockCount() < 2) return false;
+    if (w == null || closed || !(op.peer() instanceof XgmiPeer) || !op.local().gpu()) return false;
+    if (op.blockCount() < 2 && !settings.callerIssuesSingles()) return false;
     return w.issueFromCaller(op);
   }
 

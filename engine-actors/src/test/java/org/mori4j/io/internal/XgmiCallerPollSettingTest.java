@@ -1,0 +1,36 @@
+package org.mori4j.io.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import org.junit.jupiter.api.Test;
+
+/** {@code mori4j.xgmi.caller-poll}: off, auto (the resolved await spin), durations as given, bad values named. */
+class XgmiCallerPollSettingTest {
+  private static Config with(String value) {
+    return ConfigFactory.parseString("xgmi.caller-poll = " + value);
+  }
+
+  @Test
+  void autoIsTheDefaultAndFollowsTheAwaitSpin() {
+    Config reference = ConfigFactory.load().getConfig("mori4j");
+    assertEquals("auto", reference.getString("xgmi.caller-poll"));
+    assertEquals(50_000, EngineSettings.xgmiCallerPoll(reference, 50_000));
+    assertEquals(0, EngineSettings.xgmiCallerPoll(reference, 0), "no await spin: the caller issues but does not poll");
+  }
+
+  @Test
+  void offDurationsAndBadValues() {
+    assertEquals(-1, EngineSettings.xgmiCallerPoll(with("off"), 50_000));
+    assertEquals(-1, EngineSettings.xgmiCallerPoll(with("\" OFF \""), 50_000));
+    assertEquals(20_000, EngineSettings.xgmiCallerPoll(with("20us"), 0));
+    assertEquals(0, EngineSettings.xgmiCallerPoll(with("0us"), 50_000));
+    IllegalArgumentException neg = assertThrows(IllegalArgumentException.class, () -> EngineSettings.xgmiCallerPoll(with("-5us"), 0));
+    assertTrue(neg.getMessage().contains("mori4j.xgmi.caller-poll"), neg.getMessage());
+    IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> EngineSettings.xgmiCallerPoll(with("soon"), 0));
+    assertTrue(bad.getMessage().contains("mori4j.xgmi.caller-poll") && bad.getMessage().contains("soon"), bad.getMessage());
+  }
+}
