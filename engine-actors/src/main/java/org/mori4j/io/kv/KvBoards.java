@@ -27,19 +27,7 @@ final class KvBoards implements AutoCloseable {
   /** {@code mori4j.kv.landing-board}: on/off, ring entries, spin and park of the reader, the directory ("" = default). */
   record Settings(boolean enabled, int entries, Duration spin, Duration park, String dir) {
     static Settings of(Config c) {
-      String p = "mori4j.kv.landing-board.";
-      boolean on = !c.hasPath(p + "enabled") || c.getBoolean(p + "enabled");
-      int entries = c.hasPath(p + "entries") ? c.getInt(p + "entries") : 4096;
-      Duration spin = c.hasPath(p + "spin") ? c.getDuration(p + "spin") : Duration.ofMillis(1);
-      Duration park = c.hasPath(p + "park") ? c.getDuration(p + "park") : Duration.ofNanos(50_000);
-      String dir = c.hasPath(p + "dir") ? c.getString(p + "dir") : "";
-      if (entries < KvLandingBoard.MIN_ENTRIES || entries > KvLandingBoard.MAX_ENTRIES || Integer.bitCount(entries) != 1)
-        throw new IoEngineException(org.mori4j.io.StatusCode.ERR_INVALID_ARGS, "mori4j.kv.landing-board.entries must be a power of two in "
-            + KvLandingBoard.MIN_ENTRIES + ".." + KvLandingBoard.MAX_ENTRIES + ", not " + entries);
-      if (spin.isNegative() || park.isNegative() || park.isZero())
-        throw new IoEngineException(org.mori4j.io.StatusCode.ERR_INVALID_ARGS, "mori4j.kv.landing-board.spin must be >= 0 and park > 0, not "
-            + spin + " and " + park);
-      return new Settings(on, entries, spin, park, dir);
+      return KvSettings.board(c);
     }
   }
 

@@ -49,20 +49,11 @@ public final class KvCache implements AutoCloseable {
   private volatile boolean closed;
 
   private KvCache(IoEngine engine, String name, KvCacheLayout layout, List<MemoryDesc> buffers) {
-    com.typesafe.config.Config c = engine.actorSystem().settings().config();
-    int parts = c.hasPath("mori4j.kv.tcp-batch-parts") ? c.getInt("mori4j.kv.tcp-batch-parts") : 0;
-    if (parts < 0 || parts > 64)
-      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "mori4j.kv.tcp-batch-parts must be in 0..64 (0: one per TCP connection), not " + parts);
-    this.tcpBatchParts = parts > 0 ? parts : c.hasPath("mori4j.tcp.connections-per-peer") ? c.getInt("mori4j.tcp.connections-per-peer") : 1;
-    this.tcpMinPart = c.hasPath("mori4j.kv.tcp-min-part") ? c.getBytes("mori4j.kv.tcp-min-part") : 2L << 20;
-    if (tcpMinPart < 1) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "mori4j.kv.tcp-min-part must be at least 1 byte, not " + tcpMinPart);
-    this.firstChunkLayers = c.hasPath("mori4j.kv.first-chunk-layers") ? c.getInt("mori4j.kv.first-chunk-layers") : 1;
-    if (firstChunkLayers < 0)
-      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "mori4j.kv.first-chunk-layers must be at least 0 (0: one call for all layers), not " + firstChunkLayers);
-    long poolBytes = c.hasPath("mori4j.kv.plan-pool-bytes") ? c.getBytes("mori4j.kv.plan-pool-bytes") : 8L << 20;
-    if (poolBytes < 0)
-      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "mori4j.kv.plan-pool-bytes must be at least 0 (0: no pool), not " + poolBytes);
-    this.planArrays = new KvPlanArrays(poolBytes);
+    KvSettings settings = KvSettings.of(engine.actorSystem().settings().config());
+    this.tcpBatchParts = settings.tcpBatchParts();
+    this.tcpMinPart = settings.tcpMinPart();
+    this.firstChunkLayers = settings.firstChunkLayers();
+    this.planArrays = new KvPlanArrays(settings.planPoolBytes());
     this.engine = engine;
     this.name = name;
     this.layout = layout;
