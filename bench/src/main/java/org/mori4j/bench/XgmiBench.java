@@ -115,7 +115,9 @@ final class XgmiBench {
     List<BaselineRow> base = List.of();
     if (s.baselines()) {
       long bwSize = Math.min(Math.max(rows.stream().mapToLong(ResultRow::msgSize).max().orElse(0), 256L << 20), s.maxBuffer());
-      int blocks = rows.stream().filter(r -> r.msgSize() == XgmiCopyBaseline.SMALL && r.batchSize() > 1).mapToInt(ResultRow::batchSize).max().orElse(4096);
+      // no 4 KiB batch row, no loop of raw copies to compare it with: a 4,096-copy loop per iteration made a 10,000-iteration
+      // 4 KiB latency run's baselines take minutes (the 1x H100 record of 0f746f3 lost them to its time limit)
+      int blocks = rows.stream().filter(r -> r.msgSize() == XgmiCopyBaseline.SMALL && r.batchSize() > 1).mapToInt(ResultRow::batchSize).max().orElse(0);
       base = XgmiCopyBaseline.run(gpu, s.device(), s.targetDevice(), bwSize, blocks, s.iters(), s.warmupIters(), s.warmupNanos());
       out.print(ResultTable.renderBaselines("Baselines (same run, raw driver copies)", base));
       List<String> cmp = comparison(rows, base, gpu, s.device(), s.targetDevice());

@@ -49,6 +49,7 @@ public final class XgmiCopyBaseline {
     return copySeries(gpu, device, peer) + " loop " + blocks + " x 4 KiB";
   }
 
+  /** The raw copies of {@code size}, the 4 KiB copy + synchronize, and (when {@code blocks} > 0) a loop of {@code blocks} 4 KiB copies. */
   public static List<BaselineRow> run(GpuRuntime gpu, int device, int peer, long size, int blocks, int iters, int warmup, long warmupNanos) {
     List<BaselineRow> rows = new ArrayList<>();
     String series = copySeries(gpu, device, peer);
@@ -82,13 +83,14 @@ public final class XgmiCopyBaseline {
         copy.run(d, s, SMALL);
         st.synchronize();
       }, "one 4 KiB copy + synchronize per iteration, " + link));
-      rows.add(measure(loopSeries(gpu, device, peer, blocks), SMALL, blocks, iters, warmIters, warmNanos, () -> {
+      if (blocks > 0) rows.add(measure(loopSeries(gpu, device, peer, blocks), SMALL, blocks, iters, warmIters, warmNanos, () -> {
         // every other 4 KiB slot, like a batch whose blocks are not contiguous
         for (int i = 0; i < blocks; i++) copy.run(d + i * 2 * SMALL, s + i * 2 * SMALL, SMALL);
         st.synchronize();
       }, blocks + " copies of 4 KiB issued back to back, then one synchronize, " + link));
     } catch (RuntimeException e) {
-      for (String name : List.of(series, latencySeries(gpu, device, peer), loopSeries(gpu, device, peer, blocks))) {
+      for (String name : blocks > 0 ? List.of(series, latencySeries(gpu, device, peer), loopSeries(gpu, device, peer, blocks))
+          : List.of(series, latencySeries(gpu, device, peer))) {
         if (rows.stream().noneMatch(r -> r.series().equals(name))) rows.add(BaselineRow.missing(name, "failed: " + e.getMessage()));
       }
     } finally {
