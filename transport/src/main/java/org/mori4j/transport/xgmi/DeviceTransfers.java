@@ -1,7 +1,6 @@
 package org.mori4j.transport.xgmi;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.gpu.GpuStream;
 import org.mori4j.transport.LocalRegion;
@@ -38,7 +37,7 @@ final class DeviceTransfers implements AutoCloseable {
   private final org.mori4j.transport.BackendListener listener;
   private int onGpu;
   /** The worker's scratch for a fused table (reused: one per backend, the worker's turn guards it). */
-  private long[] fusedScratch = new long[0];
+  private final FusedTable fusedTable = new FusedTable();
 
   DeviceTransfers(String engineKey, GpuRuntime gpu, XgmiSettings settings, boolean[][] peerAccess,
                   org.mori4j.transport.BackendListener listener) {
@@ -225,27 +224,7 @@ final class DeviceTransfers implements AutoCloseable {
       if (stream == null) stream = pool.stream();
       if (XgmiTrace.ON) XgmiTrace.part(XgmiTrace.PART_SLOT);
       MemorySegment table = pool.hostTable(slot, bytes);
-      // the table is built in a Java array and copied into the pinned buffer at once: element stores into the
-      // native segment (bounds, alignment and liveness checked per store) took ~15 ms for a 40,960-block KV
-      // migration on an H100 host, more than the bytes take to move
-      int entries = (int) (bytes / 8);
-      if (fusedScratch.length < entries) fusedScratch = new long[Math.max(entries, fusedScratch.length * 2)];
-      long[] t = fusedScratch;
-      int at = 0;
-      for (int k = 0; k < count; k++) {
-        TransferOp op = ops[k];
-        boolean write = op.kind() == TransferOp.WRITE;
-        long localBase = op.local().address();
-        long srcBase = write ? localBase : bases[k], dstBase = write ? bases[k] : localBase;
-        int n = op.blockCount();
-        for (int i = 0; i < n; i++, at++) {
-          long lo = op.localOffset(i), ro = op.remoteOffset(i);
-          t[at] = srcBase + (write ? lo : ro);
-          t[blocks + at] = dstBase + (write ? ro : lo);
-          if (!sameSize) t[2 * blocks + at] = op.blockSize(i);
-        }
-      }
-      MemorySegment.copy(t, 0, table, ValueLayout.JAVA_LONG, 0, entries);
+      fusedTable.write(ops, bases, count, blocks, sameSize, table, bytes);
       if (XgmiTrace.ON) {
         XgmiTrace.part(XgmiTrace.PART_TABLE);
         pool.traceStart(slot, stream);

@@ -186,6 +186,48 @@ class XgmiFusedBatchTest {
   }
 
   @Test
+  void readsOfMixedSizesWithASingleTransferAmongThemAreOneLaunchAndLandExact() throws Exception {
+    // the fused table's other shapes: sources are the remote bases, a size column (entry 5's first block is 100 bytes),
+    // and a member without block arrays (entry 3: one transfer)
+    setUp(new XgmiSettings(4, 8, 1 << 20, 0, true, true));
+    warmUp();
+    for (int e = 0; e < ENTRIES; e++) {
+      MemorySegment s = seg(remotes[e]);
+      for (long i = 0; i < CAP; i += 8) s.set(ValueLayout.JAVA_LONG, i, (7 + e) * 1_000_003L + i);
+      seg(locals[e]).fill((byte) 0);
+    }
+    int launches = gpu.launches.get();
+    List<Op> ops = new ArrayList<>();
+    for (int e = 0; e < ENTRIES; e++) {
+      Op op = new Op();
+      if (e == 3) {
+        op.initSingle(TransferOp.READ, locals[e], 5 * BLOCK, peer, remotes[e].id(), remotes[e].accessKey(), remotes[e].address(), 2 * BLOCK, BLOCK,
+            e + 1);
+      } else {
+        Op w = entry(e, remotes[e].address(), -1);
+        long[] lo = new long[BLOCKS], ro = new long[BLOCKS], sizes = new long[BLOCKS];
+        for (int i = 0; i < BLOCKS; i++) {
+          lo[i] = w.localOffset(i);
+          ro[i] = w.remoteOffset(i);
+          sizes[i] = e == 5 && i == 0 ? 100 : BLOCK;
+        }
+        op.initBatch(TransferOp.READ, locals[e], lo, peer, remotes[e].id(), remotes[e].accessKey(), remotes[e].address(), ro, sizes, e + 1);
+      }
+      op.remoteData(remoteData[e]);
+      ops.add(op);
+    }
+    initiator.submitGroup(ops);
+    for (int e = 0; e < ENTRIES; e++) {
+      Op op = ops.get(e);
+      assertEquals("ok", op.await(), "entry " + e);
+      MemorySegment want = java.lang.foreign.Arena.ofAuto().allocate(CAP);
+      for (int i = 0; i < op.blockCount(); i++) MemorySegment.copy(seg(remotes[e]), op.remoteOffset(i), want, op.localOffset(i), op.blockSize(i));
+      assertEquals(-1, seg(locals[e]).mismatch(want), "read entry " + e + ": first wrong byte");
+    }
+    assertEquals(1, gpu.launches.get() - launches, "launches for 12 read entries");
+  }
+
+  @Test
   void aForgedEntryFailsAloneWithItsOwnMessageAndTheOthersLand() throws Exception {
     setUp(new XgmiSettings(4, 8, 1 << 20, 0, true, true));
     warmUp();
