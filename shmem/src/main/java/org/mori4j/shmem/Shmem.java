@@ -45,8 +45,8 @@ public final class Shmem implements AutoCloseable {
   /** Replaced when the registered-buffer table changes; modules initialised afterwards see the new one. */
   private volatile GpuStates states;
   private long history = 17;
-  private long streamBarriers;
-  private GpuModule barrierModule;
+  /** The kernel of {@link #barrierAll(GpuStream)} and the count of stream barriers queued. */
+  private final StreamBarrier streamBarrier = new StreamBarrier(this);
   private volatile boolean finalized;
 
   private Shmem(ShmemConfig config, GpuRuntime gpu, Bootstrap bootstrap) {
@@ -322,15 +322,7 @@ public final class Shmem implements AutoCloseable {
   public synchronized void barrierAll(GpuStream stream) {
     checkLive();
     if (stream.device() != device) throw new IllegalArgumentException("barrierAll: the stream is on GPU " + stream.device() + ", this PE on GPU " + device);
-    for (int p = 0; p < nPes(); p++) {
-      // the kernel signals every PE through its mapping or its endpoint; with neither it would trap on the stream
-      if (group.peerHeapBase(p) == 0 && group.endpointsPerPeer() == 0)
-        throw new ShmemException("barrierAll(stream) needs a direct path or an endpoint to every PE: " + group.paths().describe(p));
-    }
-    loadBarrierKernel();
-    streamBarriers++;
-    gpu.launch(barrierModule.function(ShmemKernels.STREAM_BARRIER_KERNEL), org.mori4j.natives.gpu.Dim3.of(1), org.mori4j.natives.gpu.Dim3.of(1), 0, stream,
-        org.mori4j.natives.gpu.KernelArgs.of().i64(streamBarriers));
+    streamBarrier.queue(stream, group);
   }
 
   /**
@@ -340,7 +332,7 @@ public final class Shmem implements AutoCloseable {
    */
   synchronized void loadBarrierKernel() {
     checkLive();
-    if (barrierModule == null) barrierModule = ShmemKernels.compile(this, "", "mori_shmem_barrier.cu");
+    streamBarrier.load();
   }
 
   /**
@@ -378,7 +370,7 @@ public final class Shmem implements AutoCloseable {
       LOG.warn("shmem PE {}: finalize without the others: {}", myPe(), e.getMessage());
     } finally {
       finalized = true;
-      if (barrierModule != null) barrierModule.close();
+      streamBarrier.close();
       group.close();
       bootstrap.close();
     }

@@ -3,7 +3,6 @@ package org.mori4j.transport.xgmi;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -13,11 +12,8 @@ import java.nio.file.StandardOpenOption;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import org.mori4j.natives.NativeException;
 import org.mori4j.natives.gpu.DeviceBuffer;
 import org.mori4j.natives.gpu.DeviceMemoryInfo;
@@ -43,7 +39,9 @@ import org.mori4j.natives.gpu.PointerInfo;
  * would get (a handle of a freed allocation, or garbage, fails with a {@link NativeException}, as the driver's
  * does). The batch kernel is run by name on the stream thread: it reads the block table from "device" memory
  * and moves each block, so the backend's table building, upload and launch arguments are what is tested.
- * Unlike CUDA it opens a handle in the exporting process too, which is how one JVM plays two processes.
+ * Unlike CUDA it opens a handle in the exporting process too, which is how one JVM plays two processes. Its
+ * streams and events are {@link HostBackedStream} and {@link HostBackedEvent}, its modules and kernels
+ * {@link HostBackedKernels}.
  *
  * <p>What it cannot show, and the {@code gpu}-tagged tests on a real GPU do: the CUDA kernel itself, driver
  * IPC, NVLink peer copies, real timings.
@@ -53,7 +51,7 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
   private static final AtomicLong FILES = new AtomicLong();
 
   private final int devices;
-  private final int maxDelayMicros;
+  final int maxDelayMicros;
   private final Path dir;
   private final Arena arena = Arena.ofShared();
   /** Allocations by base address: size, device, file. */
@@ -67,7 +65,7 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
   final AtomicInteger copies = new AtomicInteger();
   final Map<String, Boolean> peerEnabled = new ConcurrentHashMap<>();
   /** While set, stream threads hold their next piece of work (a stalled device), for at most a minute. */
-  private volatile boolean stalled;
+  volatile boolean stalled;
 
   /** Stalls (true) or releases (false) every stream: work queued meanwhile runs, in order, once released. */
   public void stallStreams(boolean on) {
@@ -89,14 +87,11 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
   /** One launch as a {@link KernelBody} sees it: argument bytes in parameter order, and the module's globals by name. */
   public record Launch(GpuFunction function, Dim3 grid, Dim3 block, java.util.List<byte[]> args, Map<String, GpuModule.GlobalSymbol> globals) {}
 
-  private final Map<String, KernelBody> kernels = new ConcurrentHashMap<>();
-  private final Map<String, Long> globalSizes = new ConcurrentHashMap<>();
-  private final Map<Long, Map<String, GpuModule.GlobalSymbol>> moduleGlobals = new ConcurrentHashMap<>();
-  private final AtomicLong moduleIds = new AtomicLong(1);
+  private final HostBackedKernels kernels = new HostBackedKernels(this);
 
   /** Kernels named {@code name} run {@code body} from now on (the gather kernel keeps its built-in contract). */
   public void defineKernel(String name, KernelBody body) {
-    kernels.put(name, body);
+    kernels.defineKernel(name, body);
   }
 
   /**
@@ -104,7 +99,7 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
    * of {@code size} bytes under that name, in device memory of the module's device, freed with the module.
    */
   public void defineGlobal(String name, long size) {
-    globalSizes.put(name, size);
+    kernels.defineGlobal(name, size);
   }
 
   /** IPC mappings open now. */
@@ -166,7 +161,7 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
     }
   }
 
-  private static NativeException fail(String function, String why) {
+  static NativeException fail(String function, String why) {
     return new NativeException("memory", function, 1, "ERROR_INVALID_VALUE", function + " failed: " + why);
   }
 
@@ -240,11 +235,11 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
     return new HostRegistration("memory", segment, () -> {});
   }
 
-  private static MemorySegment at(long address, long size) {
+  static MemorySegment at(long address, long size) {
     return MemorySegment.ofAddress(address).reinterpret(size);
   }
 
-  private void move(long dst, long src, long size) {
+  void move(long dst, long src, long size) {
     if (poisonAddress >= 0 && (poisonAddress >= dst && poisonAddress < dst + size || poisonAddress >= src && poisonAddress < src + size))
       throw fail("copy", "an illegal address was encountered (poisoned 0x" + Long.toHexString(poisonAddress) + ")");
     MemorySegment.copy(at(src, size), 0, at(dst, size), 0, size);
@@ -260,35 +255,35 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
   @Override
   public void copyHostToDeviceAsync(long dst, MemorySegment src, long size, GpuStream stream) {
     long s = src.address();
-    ((Stream) stream).enqueue(() -> move(dst, s, size));
+    ((HostBackedStream) stream).enqueue(() -> move(dst, s, size));
   }
 
   @Override
   public void copyDeviceToHostAsync(MemorySegment dst, long src, long size, GpuStream stream) {
     long d = dst.address();
-    ((Stream) stream).enqueue(() -> move(d, src, size));
+    ((HostBackedStream) stream).enqueue(() -> move(d, src, size));
   }
 
   @Override
   public void copyDeviceToDeviceAsync(long dst, long src, long size, GpuStream stream) {
-    ((Stream) stream).enqueue(() -> move(dst, src, size));
+    ((HostBackedStream) stream).enqueue(() -> move(dst, src, size));
   }
 
   @Override
   public void copyPeerAsync(long dst, int dstDevice, long src, int srcDevice, long size, GpuStream stream) {
     if (dstDevice != srcDevice && !peerEnabled.containsKey(srcDevice + "->" + dstDevice) && !peerEnabled.containsKey(dstDevice + "->" + srcDevice))
       throw fail("cuMemcpyPeerAsync", "peer access " + srcDevice + "<->" + dstDevice + " was never enabled (the test device insists)");
-    ((Stream) stream).enqueue(() -> move(dst, src, size));
+    ((HostBackedStream) stream).enqueue(() -> move(dst, src, size));
   }
 
   @Override
   public GpuStream createStream(int device) {
-    return new Stream(check(device));
+    return new HostBackedStream(this, check(device));
   }
 
   @Override
   public GpuEvent createEvent(int device, boolean timing) {
-    return new Event(check(device), timing);
+    return new HostBackedEvent(this, check(device), timing);
   }
 
   @Override
@@ -336,95 +331,16 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
 
   @Override
   public GpuModule loadModule(int device, byte[] image) {
-    String source = new String(image, StandardCharsets.UTF_8);
-    long id = moduleIds.getAndIncrement();
-    Map<String, GpuModule.GlobalSymbol> globals = new ConcurrentHashMap<>();
-    Map<String, DeviceBuffer> globalMemory = new ConcurrentHashMap<>();
-    globalSizes.forEach((name, size) -> {
-      if (!source.contains(name)) return;
-      DeviceBuffer b = allocDevice(device, size);
-      globalMemory.put(name, b);
-      globals.put(name, new GpuModule.GlobalSymbol(name, b.address(), size));
-    });
-    moduleGlobals.put(id, globals);
-    liveModules.incrementAndGet();
-    return new GpuModule() {
-      private boolean closed;
-
-      @Override
-      public int device() {
-        return device;
-      }
-
-      @Override
-      public GpuFunction function(String name) {
-        if (!java.util.regex.Pattern.compile("__global__ void (__launch_bounds__\\(\\d+\\) )?" + java.util.regex.Pattern.quote(name) + "\\(").matcher(source).find()) throw fail("cuModuleGetFunction", "no kernel " + name);
-        return new GpuFunction(name, device, id);
-      }
-
-      @Override
-      public GlobalSymbol global(String name) {
-        GlobalSymbol g = globals.get(name);
-        if (g == null) throw fail("cuModuleGetGlobal", "no global " + name + " in the module (the test device knows " + globalSizes.keySet() + ")");
-        return g;
-      }
-
-      @Override
-      public void close() {
-        if (!closed) {
-          liveModules.decrementAndGet();
-          globalMemory.values().forEach(DeviceBuffer::close);
-          moduleGlobals.remove(id);
-        }
-        closed = true;
-      }
-    };
+    return kernels.loadModule(device, image);
   }
 
   /**
-   * Runs the gather kernel's contract: arguments (table, n, source base, destination base, common size); the
-   * table holds n source offsets, n destination offsets and, when the common size is 0, n sizes.
+   * Runs a kernel a test defined ({@link #defineKernel}), else the gather kernel's contract (see
+   * {@link HostBackedKernels}), in stream order.
    */
   @Override
   public void launch(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
-    KernelBody body = kernels.get(function.name());
-    if (body != null) {
-      if (stream == null || stream.device() != function.device()) throw fail("cuLaunchKernel", "stream and kernel on different devices");
-      java.util.List<byte[]> bytes = new java.util.ArrayList<>();
-      for (int i = 0; i < args.count(); i++) bytes.add(args.bytes(i));
-      Launch launch = new Launch(function, grid, block, java.util.List.copyOf(bytes), Map.copyOf(moduleGlobals.getOrDefault(function.handle(), Map.of())));
-      launches.incrementAndGet();
-      ((Stream) stream).enqueue(() -> body.run(launch));
-      return;
-    }
-    if (!function.name().equals(GatherKernel.NAME)) throw fail("cuLaunchKernel", "unknown kernel " + function.name());
-    if (args.count() != 6) throw fail("cuLaunchKernel", "the gather kernel takes 6 arguments, got " + args.count());
-    if (grid.x() < 1 || grid.y() > 65535 || block.x() != GatherKernel.THREADS) throw fail("cuLaunchKernel", "bad launch shape " + grid + " " + block);
-    long table, srcBase, dstBase, sameSize, pieces;
-    int n;
-    try (Arena a = Arena.ofConfined()) {
-      MemorySegment p = args.toNative(a);
-      table = p.getAtIndex(ValueLayout.ADDRESS, 0).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
-      n = p.getAtIndex(ValueLayout.ADDRESS, 1).reinterpret(4).get(ValueLayout.JAVA_INT, 0);
-      srcBase = p.getAtIndex(ValueLayout.ADDRESS, 2).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
-      dstBase = p.getAtIndex(ValueLayout.ADDRESS, 3).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
-      sameSize = p.getAtIndex(ValueLayout.ADDRESS, 4).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
-      pieces = p.getAtIndex(ValueLayout.ADDRESS, 5).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
-    }
-    if (stream.device() != function.device()) throw fail("cuLaunchKernel", "stream and kernel on different devices");
-    if (pieces < 1) throw fail("cuLaunchKernel", "the gather kernel needs at least one piece per block, got " + pieces);
-    launches.incrementAndGet();
-    ((Stream) stream).enqueue(() -> {
-      MemorySegment t = at(table, (sameSize != 0 ? 16L : 24L) * n);
-      for (int i = 0; i < n; i++) {
-        long size = sameSize != 0 ? sameSize : t.getAtIndex(ValueLayout.JAVA_LONG, 2L * n + i);
-        // the real kernel moves only pieces x PIECE_BYTES of a block: a larger block would arrive cut short
-        if (size > pieces * GatherKernel.PIECE_BYTES) {
-          throw fail("cuLaunchKernel", "block " + i + " of " + size + " bytes is over " + pieces + " pieces of " + GatherKernel.PIECE_BYTES);
-        }
-        move(dstBase + t.getAtIndex(ValueLayout.JAVA_LONG, n + i), srcBase + t.getAtIndex(ValueLayout.JAVA_LONG, i), size);
-      }
-    });
+    kernels.launch(function, grid, block, sharedMemBytes, stream, args);
   }
 
   @Override
@@ -445,157 +361,6 @@ public final class HostBackedGpuRuntime implements GpuRuntime {
       Files.deleteIfExists(dir);
     } catch (IOException ignored) {
       // temp files of a test device
-    }
-  }
-
-  /** An in-order queue of work with its own thread; a failed item makes the stream's errors sticky, as CUDA's are. */
-  final class Stream implements GpuStream {
-    private final int device;
-    private final LinkedBlockingQueue<Runnable> work = new LinkedBlockingQueue<>();
-    private final AtomicLong issued = new AtomicLong();
-    private final AtomicLong done = new AtomicLong();
-    private volatile String error;
-    private volatile boolean closed;
-    private final Thread thread;
-
-    Stream(int device) {
-      this.device = device;
-      liveStreams.incrementAndGet();
-      thread = Thread.ofPlatform().daemon().name("test-gpu-stream-" + device).start(this::loop);
-    }
-
-    void enqueue(Runnable r) {
-      if (closed) throw new IllegalStateException("stream closed");
-      issued.incrementAndGet();
-      work.add(r);
-    }
-
-    private void loop() {
-      try {
-        while (true) {
-          Runnable r = work.take();
-          if (r == STOP) return;
-          for (int i = 0; stalled && i < 60_000; i++) Thread.sleep(1);
-          if (maxDelayMicros > 0 && ThreadLocalRandom.current().nextBoolean()) LockSupport.parkNanos(ThreadLocalRandom.current().nextInt(maxDelayMicros) * 1000L);
-          try {
-            if (error == null) r.run();
-          } catch (RuntimeException e) {
-            error = e.getMessage();
-          }
-          done.incrementAndGet();
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-
-    long issued() {
-      return issued.get();
-    }
-
-    boolean reached(long mark) {
-      return done.get() >= mark;
-    }
-
-    void check() {
-      String e = error;
-      if (e != null) throw fail("cuStreamQuery", e);
-    }
-
-    @Override
-    public int device() {
-      return device;
-    }
-
-    @Override
-    public void synchronize() {
-      long mark = issued.get();
-      while (!reached(mark)) LockSupport.parkNanos(10_000);
-      check();
-    }
-
-    @Override
-    public boolean isComplete() {
-      check();
-      return reached(issued.get());
-    }
-
-    /** Waits for the queued work, then stops the thread; a failed stream is destroyed too, and then says why. */
-    @Override
-    public void close() {
-      if (closed) return;
-      closed = true;
-      long mark = issued.get();
-      while (!reached(mark)) LockSupport.parkNanos(10_000);
-      work.add(STOP);
-      liveStreams.decrementAndGet();
-      check();
-    }
-  }
-
-  private static final Runnable STOP = () -> {};
-
-  /** Completes when its stream has run everything issued before the last record. */
-  final class Event implements GpuEvent {
-    private final int device;
-    private volatile Stream stream;
-    private volatile long mark;
-    private boolean closed;
-    /** A timing event's stream stamps its nanoTime when it reaches the record (the "GPU clock" of this device). */
-    private final boolean timing;
-    private volatile long at;
-
-    Event(int device, boolean timing) {
-      this.device = device;
-      this.timing = timing;
-      liveEvents.incrementAndGet();
-    }
-
-    @Override
-    public int device() {
-      return device;
-    }
-
-    @Override
-    public void record(GpuStream s) {
-      if (closed) throw new IllegalStateException("event closed");
-      Stream st = (Stream) s;
-      if (st.device != device) throw fail("cuEventRecord", "event of device " + device + " on a stream of device " + st.device);
-      if (timing) {
-        at = 0;
-        st.enqueue(() -> at = System.nanoTime());
-      }
-      mark = st.issued();
-      stream = st;
-    }
-
-    @Override
-    public boolean isComplete() {
-      if (closed) throw new IllegalStateException("event closed");
-      Stream st = stream;
-      if (st == null) return true;
-      boolean reached = st.reached(mark);
-      if (reached) st.check();
-      return reached;
-    }
-
-    @Override
-    public void synchronize() {
-      while (!isComplete()) LockSupport.parkNanos(10_000);
-    }
-
-    @Override
-    public float elapsedMillisSince(GpuEvent start) {
-      // as CUDA: both timing events, both recorded and complete
-      if (!(start instanceof Event s) || !timing || !s.timing) throw fail("cuEventElapsedTime", "an event without timing");
-      if (!isComplete() || !s.isComplete() || at == 0 || s.at == 0) throw fail("cuEventElapsedTime", "an event not recorded or not complete");
-      return (at - s.at) / 1e6f;
-    }
-
-    @Override
-    public void close() {
-      if (!closed) liveEvents.decrementAndGet();
-      closed = true;
     }
   }
 }
