@@ -19,8 +19,13 @@ package org.mori4j.transport;
  * @param scatterPieces the receiving side reads into the current piece and the following pieces whose buffers are free
  *                      (their previous copy onto the device done) in one scattering socket call, instead of one call
  *                      per piece: {@code mori4j.tcp.gpu-staging-scatter}
+ * @param earlyRefill   with {@code gatherPieces}, while pieces still wait for a staging buffer, one gathering write
+ *                      carries at most half the buffers' pieces, so that the first buffers come free (and the device
+ *                      copies of the waiting pieces start) while the socket takes the rest, instead of after the whole
+ *                      gathered write: {@code mori4j.tcp.gpu-staging-early-refill}
  */
-public record StagingTuning(int middlePieces, long copySpinNanos, boolean registeredMemory, boolean gatherPieces, boolean scatterPieces) {
+public record StagingTuning(int middlePieces, long copySpinNanos, boolean registeredMemory, boolean gatherPieces, boolean scatterPieces,
+                            boolean earlyRefill) {
   /** What the stager did before these were settings: quarters in the middle, no spinning, the runtime's pinned allocation, one socket call per piece each way. */
   public static final StagingTuning DEFAULT = new StagingTuning(4, 0);
 
@@ -37,6 +42,11 @@ public record StagingTuning(int middlePieces, long copySpinNanos, boolean regist
   /** One socket read per piece. */
   public StagingTuning(int middlePieces, long copySpinNanos, boolean registeredMemory, boolean gatherPieces) {
     this(middlePieces, copySpinNanos, registeredMemory, gatherPieces, false);
+  }
+
+  /** Gathering writes carry every ready piece. */
+  public StagingTuning(int middlePieces, long copySpinNanos, boolean registeredMemory, boolean gatherPieces, boolean scatterPieces) {
+    this(middlePieces, copySpinNanos, registeredMemory, gatherPieces, scatterPieces, false);
   }
 
   public StagingTuning {

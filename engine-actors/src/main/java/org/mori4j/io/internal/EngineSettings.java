@@ -149,7 +149,7 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     return value;
   }
 
-  /** {@code mori4j.tcp.gpu-staging-pieces} (1..64), {@code gpu-copy-spin} (0..10 ms), {@code gpu-staging-memory} (pinned, registered), {@code gpu-staging-gather}, {@code gpu-staging-scatter}. */
+  /** {@code mori4j.tcp.gpu-staging-pieces} (1..64), {@code gpu-copy-spin} (0..10 ms), {@code gpu-staging-memory} (pinned, registered), {@code gpu-staging-gather}, {@code gpu-staging-scatter}, {@code gpu-staging-early-refill}. */
   static StagingTuning stagingTuning(Config tcp) {
     int pieces = tcp.getInt("gpu-staging-pieces");
     if (pieces < 1 || pieces > 64) throw new IllegalArgumentException("mori4j.tcp.gpu-staging-pieces must be in 1..64: " + pieces);
@@ -157,7 +157,7 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     if (!memory.equals("pinned") && !memory.equals("registered"))
       throw new IllegalArgumentException("mori4j.tcp.gpu-staging-memory must be pinned or registered: " + memory);
     return new StagingTuning(pieces, TcpLatencySetup.nanos(tcp, "gpu-copy-spin"), memory.equals("registered"),
-        tcp.getBoolean("gpu-staging-gather"), tcp.getBoolean("gpu-staging-scatter"));
+        tcp.getBoolean("gpu-staging-gather"), tcp.getBoolean("gpu-staging-scatter"), tcp.getBoolean("gpu-staging-early-refill"));
   }
 
   private static int stagingChunk(long bytes) {

@@ -47,6 +47,8 @@ final class GpuStager {
   private final boolean gather;
   /** Inbound, {@link #fill} offers every free buffer for the following pieces too ({@link StagingTuning#scatterPieces()}). */
   private final boolean scatter;
+  /** Outbound, while pieces wait for a buffer, {@link #fill} offers at most half the buffers' pieces ({@link StagingTuning#earlyRefill()}). */
+  private final boolean earlyRefill;
   /** The staging pools its slots: buffers after the first are borrowed for a transfer and given back at its end. */
   private final boolean borrow;
   private final DeviceStaging.Slot[] slots = new DeviceStaging.Slot[SLOTS];
@@ -82,6 +84,7 @@ final class GpuStager {
     this.spinNanos = t.copySpinNanos();
     this.gather = t.gatherPieces();
     this.scatter = t.scatterPieces();
+    this.earlyRefill = t.earlyRefill();
   }
 
   /** Starts a transfer of one block; outbound, the device-to-host copies of the first pieces are issued at once. */
@@ -213,8 +216,11 @@ final class GpuStager {
     if (outbound ? !gather : (!scatter || failure != null)) return at;
     // outbound a piece is ready only once its copy was issued; inbound every piece of the plan may be read into
     int end = outbound ? issuePiece : plan.count();
+    // early refill: a write that took every buffer's piece would free none of them (and start none of the waiting
+    // pieces' device copies) before it returns; with half of them, the waiting copies overlap the next write
+    int most = outbound && earlyRefill && issuePiece < plan.count() ? Math.max(1, nBuffers / 2) : nBuffers;
     long more = 0;
-    for (int j = sockPiece + 1; j < end && j < sockPiece + nBuffers && at < iov.length; j++) {
+    for (int j = sockPiece + 1; j < end && j < sockPiece + most && at < iov.length; j++) {
       int s = j % nBuffers;
       if (busy[s]) {
         boolean done;
