@@ -3,6 +3,8 @@
 # (bench --compare-cpu --compare-cpu-rounds), for GPU<->GPU writes and reads and the two mixed-end writes (which end's
 # staging costs what). With MORI4J_TCP_GPU_STAGE_TRACE set, both JVMs also write their staging timelines.
 # Usage: OUT=dir [MORI4J_CMD=...] [ROUNDS=5] [ITERS=200] [ONLY=regex of run names] [TRACE=1] bench/record-gpu-tcp-ratio.sh
+# With TRACE set, both JVMs also count each transfer's socket calls, CPU and GPU rows alike (TcpCallTrace:
+# calls-NAME.PID.tcp-calls.txt, summaries only).
 # Staging settings reach both JVMs through the environment (the child target inherits it), so an A/B sets them per
 # invocation, e.g. MORI_IO_TCP_GPU_STAGING_PIECES=2 MORI_IO_TCP_GPU_COPY_SPIN=30us (bench/results/*-gpu-over-tcp-3).
 set -uo pipefail
@@ -17,7 +19,7 @@ run() { # name, bench flags...
   local name=$1; shift
   [[ -n "${ONLY:-}" && ! $name =~ ${ONLY} ]] && return
   echo "== $name: bench $*" | tee -a "$out/commands.txt"
-  MORI4J_TCP_GPU_STAGE_TRACE=${TRACE:+$out/trace-$name} $cmd bench --compare-cpu --compare-cpu-rounds "$rounds" --all \
+  MORI4J_TCP_GPU_STAGE_TRACE=${TRACE:+$out/trace-$name} MORI4J_TCP_CALL_TRACE=${TRACE:+$out/calls-$name} $cmd bench --compare-cpu --compare-cpu-rounds "$rounds" --all \
     --sweep-start-size 1M --sweep-max-size 4M --transfer-batch-size 1 --iters "$iters" --warmup-iters 20 --warmup-ms 200 \
     --no-baselines "$@" > "$out/$name.txt" 2> "$out/$name.err" || { echo "$name exit $?" >> "$out/commands.txt"; rc=1; }
   grep -A4 "interleaved rounds" "$out/$name.txt" | tee -a "$out/ratios.txt"
