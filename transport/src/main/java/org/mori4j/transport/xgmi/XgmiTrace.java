@@ -53,9 +53,17 @@ public final class XgmiTrace {
    */
   public static final int CALLER_PLAN = 0, CALLER_ENGINE = 1, CALLER_AFTER = 2, CALLER_PARTS = 3;
   private static final AtomicLongArray C = new AtomicLongArray(CALLER_PARTS + 1);
-  // the issuing thread's running stamps; only the worker's turn touches them (one issue at a time)
-  private static final long[] pending = new long[PARTS + 1];
-  private static long partFrom, lastIssueEnd;
+  /**
+   * One worker thread's issue under way: its parts so far, the stamp the next part is measured from (0: none being
+   * timed, e.g. a submitting thread's issue), and when its last issue in the round ended. Per thread: every backend of
+   * the process has its own worker.
+   */
+  private static final class Issue {
+    final long[] pending = new long[PARTS + 1];
+    long from, lastEnd;
+  }
+
+  private static final ThreadLocal<Issue> ISSUE = ThreadLocal.withInitial(Issue::new);
 
   private XgmiTrace() {}
 
@@ -214,37 +222,43 @@ public final class XgmiTrace {
 
   /** The worker starts a round's issue loop: the first issue has no "between" part. */
   static void roundStarted() {
-    lastIssueEnd = 0;
+    if (ON) ISSUE.get().lastEnd = 0;
   }
 
   /** The worker starts issuing one queued op (its checks are the first part). */
   static void issueStarted() {
-    if (!ON || T.get(OPEN) == 0) {
-      partFrom = 0;
+    if (!ON) return;
+    Issue is = ISSUE.get();
+    if (T.get(OPEN) == 0) {
+      is.from = 0;
       return;
     }
     long now = System.nanoTime();
-    java.util.Arrays.fill(pending, 0);
-    if (lastIssueEnd != 0) pending[PART_BETWEEN] = now - lastIssueEnd;
-    partFrom = now;
+    java.util.Arrays.fill(is.pending, 0);
+    if (is.lastEnd != 0) is.pending[PART_BETWEEN] = now - is.lastEnd;
+    is.from = now;
   }
 
   /** The part {@code part} of the issue under way ended now; nothing when no worker issue is being timed. */
   static void part(int part) {
-    if (partFrom == 0) return;
+    if (!ON) return;
+    Issue is = ISSUE.get();
+    if (is.from == 0) return;
     long now = System.nanoTime();
-    pending[part] += now - partFrom;
-    if (part == PART_RECORD) pending[PARTS]++;
-    partFrom = now;
+    is.pending[part] += now - is.from;
+    if (part == PART_RECORD) is.pending[PARTS]++;
+    is.from = now;
   }
 
   /** The worker's issue of one queued op ended: its parts count when it recorded at least one launch's event. */
   static void issueEnded() {
-    if (partFrom == 0) return;
+    if (!ON) return;
+    Issue is = ISSUE.get();
+    if (is.from == 0) return;
     part(PART_BOOK);
-    if (pending[PARTS] > 0 && T.get(OPEN) != 0) for (int i = 0; i <= PARTS; i++) P.addAndGet(i, pending[i]);
-    lastIssueEnd = partFrom;
-    partFrom = 0;
+    if (is.pending[PARTS] > 0 && T.get(OPEN) != 0) for (int i = 0; i <= PARTS; i++) P.addAndGet(i, is.pending[i]);
+    is.lastEnd = is.from;
+    is.from = 0;
   }
 
   private static long rel(int stage, long enter) {
