@@ -8,18 +8,18 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import org.junit.jupiter.api.Test;
 
-/** {@code mori4j.xgmi.caller-poll}: off, auto (the resolved await spin), durations as given, bad values named. */
+/** {@code mori4j.xgmi.caller-poll}: off (the default), auto (the resolved await spin), durations as given, bad values named. */
 class XgmiCallerPollSettingTest {
   private static Config with(String value) {
     return ConfigFactory.parseString("xgmi.caller-poll = " + value);
   }
 
   @Test
-  void autoIsTheDefaultAndFollowsTheAwaitSpin() {
+  void offIsTheDefaultAndAutoFollowsTheAwaitSpin() {
     Config reference = ConfigFactory.load().getConfig("mori4j");
-    assertEquals("auto", reference.getString("xgmi.caller-poll"));
-    assertEquals(50_000, EngineSettings.xgmiCallerPoll(reference, 50_000));
-    assertEquals(0, EngineSettings.xgmiCallerPoll(reference, 0), "no await spin: the caller issues but does not poll");
+    assertEquals(-1, EngineSettings.xgmiCallerPoll(reference, 50_000), "off by default");
+    assertEquals(50_000, EngineSettings.xgmiCallerPoll(with("auto"), 50_000));
+    assertEquals(0, EngineSettings.xgmiCallerPoll(with("auto"), 0), "no await spin: the caller issues but does not poll");
   }
 
   @Test

@@ -311,13 +311,20 @@ final class DeviceTransfers implements AutoCloseable {
 
   /** Hands every op whose event has completed (or failed) to {@code done}; returns how many. */
   int poll(Finished done) {
+    return poll(done, null);
+  }
+
+  /** {@link #poll(Finished)}, leaving out the slots whose awaiting caller queries their event now ({@code callers}, may be null). */
+  int poll(Finished done, XgmiCallerPoll callers) {
     if (onGpu == 0) return 0;
     int count = 0;
+    long now = callers == null ? 0 : System.nanoTime();
     for (DevicePool p : pools) {
       if (p == null) continue;
       for (int i = p.busyCount - 1; i >= 0; i--) {
         int slot = p.busy[i];
         if (p.ops[slot] == null) continue;
+        if (callers != null && callers.polling(p.device, slot, now, p.ops[slot])) continue;
         String error = null;
         try {
           if (!p.event(slot).isComplete()) continue;

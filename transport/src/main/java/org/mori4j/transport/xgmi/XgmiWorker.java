@@ -119,7 +119,7 @@ final class XgmiWorker extends RegionConfirmingWorker {
       issued = op != null ? issuer.issueReady(op) : fused.issueReady(group);
       // a single copy: the thread that awaits it may query its event itself (XgmiCallerPoll); slot and pool are the turn's
       if (issued == DeviceTransfers.ISSUED && op != null && op.blockCount() == 1 && callerPoll != null)
-        op.callerDrive = callerPoll.drive(op.local().deviceId(), transfers.lastPool, transfers.lastSlot);
+        op.callerDrive = callerPoll.issued(op.local().deviceId(), transfers.lastPool, transfers.lastSlot, op);
     } finally {
       TURN.setVolatile(this, FREE);
     }
@@ -149,6 +149,12 @@ final class XgmiWorker extends RegionConfirmingWorker {
     }
     CompletedOps.complete(op, null, name());
     return true;
+  }
+
+  /** Awaiting thread ({@link XgmiCallerPoll}): it stopped querying its op's event; the worker's polls take it from here. */
+  void pollAgain() {
+    callerIssued = true;
+    wakeup();
   }
 
   // ---- worker thread ----
@@ -323,7 +329,7 @@ final class XgmiWorker extends RegionConfirmingWorker {
     if (XgmiTrace.ON) XgmiTrace.passStarted();
     deferDone = true;
     try {
-      return transfers.poll(this::finished);
+      return transfers.poll(this::finished, callerPoll);
     } finally {
       deferDone = false;
       if (XgmiTrace.ON) XgmiTrace.polled(System.nanoTime() - t0);

@@ -26,7 +26,9 @@ import org.mori4j.transport.TransportError;
  * {@link HostBackedGpuRuntime}, with the worker driven by the test thread only, so that nothing but the caller can
  * complete an op while the worker is not driven: with a positive caller poll the copy queued by {@code issueFromCaller}
  * moves the block, the awaiting thread's drive gives up after its time while the device is stalled and afterwards
- * completes the op on that thread and gives its only event slot back (the next op is issued from the caller again); with 0 the caller issues and the worker completes;
+ * completes the op on that thread and gives its only event slot back (the next op is issued from the caller again);
+ * meanwhile the worker leaves the op's event to the caller until the caller hands it back or twice its limit passed;
+ * with 0 the caller issues and the worker completes;
  * off leaves single copies to the worker as before; and an op the worker completed first is not completed twice.
  */
 class XgmiCallerSingleTest {
@@ -116,6 +118,11 @@ class XgmiCallerSingleTest {
     assertEquals("ok", op.outcome, "the worker completed it");
   }
 
+  private boolean landed(int slot) {
+    long at = slot * BLOCK;
+    return MemorySegment.mismatch(src, at, at + BLOCK, dst, at, at + BLOCK) == -1;
+  }
+
   private void assertLanded(int slot) {
     long at = slot * BLOCK;
     assertEquals(-1, MemorySegment.mismatch(src, at, at + BLOCK, dst, at, at + BLOCK), "block " + slot);
@@ -163,6 +170,7 @@ class XgmiCallerSingleTest {
     firstThroughTheWorker();
     Single op = write(1);
     assertTrue(initiator.issueFromCaller(op));
+    op.callerDrive.handOff(op); // say its status was polled: the worker's to complete
     driveUntilDone(op);
     op.callerDrive.drive(op, 1_000_000_000L);
     assertEquals(1, op.ends.get(), "one completion");
@@ -171,6 +179,38 @@ class XgmiCallerSingleTest {
     next.callerDrive.drive(next, 5_000_000_000L);
     assertEquals("ok", next.outcome);
     assertLanded(2);
+  }
+
+  /** Drives the worker from this thread for {@code rounds} rounds (each at most 200 us of waiting). */
+  private void driveRounds(int rounds) {
+    for (int i = 0; i < rounds; i++) if (worker.doWork() == 0) worker.awaitWork(200_000);
+  }
+
+  @Test
+  void theWorkerLeavesACallersEventToItUntilTheCallerStops() throws Exception {
+    setUp(5_000_000_000L);
+    firstThroughTheWorker();
+    Single op = write(1);
+    assertTrue(initiator.issueFromCaller(op));
+    // the copy has run (its bytes are there) before the worker's rounds: an unskipped poll would complete the op
+    for (long end = System.nanoTime() + 5_000_000_000L; !landed(1) && System.nanoTime() < end; ) Thread.sleep(1);
+    Thread.sleep(2);
+    driveRounds(20);
+    assertEquals(0, op.ends.get(), "two threads querying one event: the worker leaves it to the caller that polls it");
+    op.callerDrive.handOff(op); // a future, a listener or a poll of the status: the caller will not query it
+    driveUntilDone(op);
+    assertLanded(1);
+  }
+
+  @Test
+  void anOpWhoseCallerNeverAwaitsItIsCompletedByTheWorkerAfterTwiceTheCallersLimit() throws Exception {
+    setUp(1_000_000L);
+    firstThroughTheWorker();
+    Single op = write(1);
+    assertTrue(initiator.issueFromCaller(op));
+    Thread.sleep(5); // more than 2 x 1 ms
+    driveUntilDone(op);
+    assertLanded(1);
   }
 
   @Test
