@@ -11,10 +11,10 @@ import org.mori4j.transport.TransferOp;
  * pinned buffer at once: element stores into the native segment (bounds, alignment and liveness checked per store)
  * took ~15 ms for a 40,960-block KV migration on an H100 host. Each member's offsets go into the array with the op's
  * bulk copies and get their base added by a loop over the array alone, fast from the first call: a per-block loop
- * through the op's accessors, not yet compiled after a benchmark JVM's ~350 fused issues (a VM check says so), made the table part of a
- * fused migration's worker issue 158-162 us per launch (~5,900 blocks) on 1x H100, 27-34 us with this; once the JIT
- * has compiled both, the difference is ~15% (bench/results/20261125T0840Z-11b7a2a-kv-launch-1xh100). Whoever holds
- * the worker's turn only.
+ * through the op's accessors, not yet compiled after a benchmark JVM's ~350 fused issues (a VM check says so), made
+ * the table part of a fused migration's worker issue 158-162 us per launch (~5,900 blocks) on 1x H100, 27-34 us with
+ * this; once the JIT has compiled both, the difference is ~15%
+ * (bench/results/20261125T0840Z-11b7a2a-kv-launch-1xh100). Whoever holds the worker's turn only.
  */
 final class FusedTable {
   private long[] scratch = new long[0];
