@@ -105,11 +105,15 @@ public final class EngineBenchmark {
     long warmStart = System.nanoTime();
     for (int i = 0; i < warmup || System.nanoTime() - warmStart < warmupNanos; i++) it.run();
     long[] lat = new long[iters];
+    long[] starts = IterationLog.on() ? new long[iters] : null;
+    long epochMillis = System.currentTimeMillis(), nanosRef = System.nanoTime();
     for (int i = 0; i < iters; i++) {
       long t0 = System.nanoTime();
       it.run();
       lat[i] = System.nanoTime() - t0;
+      if (starts != null) starts[i] = t0;
     }
+    if (starts != null) IterationLog.write(msg, batch, starts, lat, epochMillis, nanosRef);
     verify(p, seed, slots, msg);
     return lat;
   }
