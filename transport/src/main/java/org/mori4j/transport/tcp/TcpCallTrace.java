@@ -90,7 +90,8 @@ final class TcpCallTrace {
     private final long[] r = new long[FIELDS];
     private boolean active;
 
-    private Tally() {}
+    /** Package-private for tests; connections get theirs from {@link TcpCallTrace#tally()} (null while the trace is off). */
+    Tally() {}
 
     /** A transfer of {@code bytes} starts on this end; {@code side} 0 initiator, 1 target. */
     void begin(int side, boolean gpu, boolean write, long bytes) {
@@ -119,6 +120,7 @@ final class TcpCallTrace {
     }
 
     private void call(int calls, int first, int last, int max, long offered, long moved, int dir) {
+      // calls + 1: short, calls + 2: nothing moved (the field order keeps them together for both directions)
       r[calls]++;
       if (moved <= 0) r[calls + 2]++;
       else if (moved < offered) r[calls + 1]++;
@@ -128,7 +130,7 @@ final class TcpCallTrace {
         r[last] = now;
         r[max] = Math.max(r[max], moved);
         int b = Math.min(BUCKETS - 1, 63 - Long.numberOfLeadingZeros(moved));
-        SIZES.incrementAndGet(((((int) r[SIDE] * 2) + (int) r[KIND]) * 2 + dir) * BUCKETS + b);
+        if (SIZES != null) SIZES.incrementAndGet(((((int) r[SIDE] * 2) + (int) r[KIND]) * 2 + dir) * BUCKETS + b);
       }
     }
 
@@ -143,14 +145,21 @@ final class TcpCallTrace {
       if (active) r[GPU_POLLS]++;
     }
 
-    /** The transfer ended on this end: its record goes to the trace. */
+    /** The transfer ended on this end: its record goes to the trace (when it is on). */
     void end() {
       if (!active) return;
       active = false;
       r[T_END] = System.nanoTime();
-      long i = NEXT.getAndIncrement() % CAP;
-      System.arraycopy(r, 0, RING, (int) i * FIELDS, FIELDS);
+      if (ON) {
+        long i = NEXT.getAndIncrement() % CAP;
+        System.arraycopy(r, 0, RING, (int) i * FIELDS, FIELDS);
+      }
       if (CURRENT.get() == this) CURRENT.remove();
+    }
+
+    /** A copy of the current (or last ended) transfer's record, {@link #FIELDS} longs (tests). */
+    long[] record() {
+      return r.clone();
     }
   }
 
