@@ -317,7 +317,12 @@ public final class KvCache implements AutoCloseable {
     return landings.subscribe(subscriber::tell);
   }
 
-  /** Receiver side: drops what is known of {@code requestId} (its waiters learn it was forgotten). */
+  /**
+   * Receiver side: drops what is known of {@code requestId} (its waiters learn it was forgotten). Nothing of it is
+   * remembered afterwards, so a notification still in flight when it is forgotten (an XGMI sender's fallback message for
+   * a range this cache already heard through its landing board) is reported to subscribers once more: subscribers
+   * should ignore events of requests they no longer track.
+   */
   public void forget(String requestId) {
     landings.forget(requestId);
   }
