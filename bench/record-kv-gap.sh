@@ -4,14 +4,14 @@
 # GPU T (T = 1 with two or more GPUs, else 0: then it says nothing about NVLink), push and pull, each configuration in
 # a JVM of its own: the XGMI timeline on (MORI4J_XGMI_TRACE=1, kv-bench prints each stage's median, transport README
 # "Timeline") with fuse-batches off and on, then both again without the trace (the figures to quote: the trace slows
-# the launch path). Warm-up KV_WARMUP (default 30) untimed migrations per row, so the first row is not measured while
+# the launch path). Warm-up KV_WARMUP (default 300) untimed migrations per row, so the first row is not measured while
 # the JIT still compiles the path (the first recording, 20261125T0305Z-5033add-kv-gap-1xh100, used 3). Written for the
 # GPU machine (no Maven, no git). Each configuration runs twice, with the migration issued in calls of 1, 2, 4...
 # layers (mori4j.kv.first-chunk-layers=1, the default) and in one call (=0, "-onecall"), for the A/B of
 # bench/results/*-kv-host-2; 8 JVMs of ~7-10 s each.
 #   MORI4J_CMD     how to start a main class (default "bash .device/run.sh")
 #   MORI4J_COMMIT  the commit the build came from (else git, else "unknown")
-#   KV_TARGET      the receiving GPU (default as above); KV_ITERS (default 20); KV_WARMUP (default 30)
+#   KV_TARGET      the receiving GPU (default as above); KV_ITERS (default 20); KV_WARMUP (default 300: the host path is not steady after 30, bench/results/*-kv-launch-1xh100)
 #   KV_STOP_AFTER  seconds after which no further configuration is started (default 140: one 180 s device call)
 # Writes machine.txt, <config>.log / <config>.json, rc.txt (exit code and seconds per configuration), summary.txt.
 set -uo pipefail
@@ -31,7 +31,7 @@ config() { # name, trace 0/1, fuse on/off, first-chunk-layers (1: the default, c
   local t0=$SECONDS
   MORI4J_XGMI_TRACE=$2 MORI_IO_XGMI_FUSE_BATCHES=$3 MORI4J_KV_FIRST_CHUNK_LAYERS=$4 timeout 60 "${run[@]}" org.mori4j.bench.Mori4jCommand kv-bench --backend xgmi \
     --xgmi-single-process --gpu-device 0 --target-gpu-device "$target" --model llama3-70b --tokens 4096 --fragmentation 1 --mode push,pull \
-    --iters "${KV_ITERS:-20}" --warmup "${KV_WARMUP:-30}" --naive-iters 0 --json "$dir/$1.json" > "$dir/$1.log" 2>&1
+    --iters "${KV_ITERS:-20}" --warmup "${KV_WARMUP:-300}" --naive-iters 0 --json "$dir/$1.json" > "$dir/$1.log" 2>&1
   echo "$1 rc=$? secs=$((SECONDS - t0))" >> "$dir/rc.txt"
 }
 # A/B of mori4j.kv.first-chunk-layers (kv-host-2): each configuration right after its one-call twin
