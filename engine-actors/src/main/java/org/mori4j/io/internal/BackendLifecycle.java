@@ -25,6 +25,7 @@ import org.mori4j.transport.TransportError;
 import org.mori4j.transport.TransportException;
 import org.mori4j.transport.rdma.RdmaBackend;
 import org.mori4j.transport.rdma.RdmaProviders;
+import org.mori4j.transport.rdma.RdmaSettings;
 import org.mori4j.transport.rdma.verbs.VerbsProvider;
 import org.mori4j.transport.tcp.TcpBackend;
 import org.mori4j.transport.tcp.TcpSettings;
@@ -92,10 +93,13 @@ final class BackendLifecycle {
     TransferBackend backend;
     if (m.config() instanceof RdmaBackendConfig r) {
       // the provider is chosen here (cheap: it lists devices); devices open and queues are created by start(), on the backend dispatcher
-      RdmaOptions o;
+      RdmaSettings rs;
       VerbsProvider provider;
       try {
-        o = RdmaOptions.from(ctx.getSystem().settings().config());
+        RdmaOptions o = RdmaOptions.from(ctx.getSystem().settings().config());
+        // the backend's own limits (1..64 queue pairs and workers) are checked here, before a provider is chosen: an
+        // exception thrown later, outside this try, would stop the engine actor and leave every later call unanswered
+        rs = o.settings(r, settings.handshakeTimeout());
         provider = RdmaProviders.select(o.provider(), bindHost, gpu);
       } catch (TransportException e) {
         path.explainer().createFailed(type, StatusCode.ERR_RDMA_OP, e.getMessage());
@@ -105,7 +109,7 @@ final class BackendLifecycle {
         fail(m.replyTo(), StatusCode.ERR_INVALID_ARGS, "RDMA settings: " + e.getMessage());
         return;
       }
-      backend = new RdmaBackend(engineKey, o.settings(r, settings.handshakeTimeout()), provider, xgmi.confirmer(BackendType.RDMA));
+      backend = new RdmaBackend(engineKey, rs, provider, xgmi.confirmer(BackendType.RDMA));
     } else if (m.config() instanceof XgmiBackendConfig x) {
       // the GPU runtime is opened, the devices read and the batch kernel compiled by start(), on the backend dispatcher
       backend = new XgmiBackend(engineKey, new XgmiSettings(x.numStreams(), x.numEvents(), settings.xgmiMaxBatchBlocks(),
