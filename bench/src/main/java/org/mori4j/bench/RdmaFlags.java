@@ -119,7 +119,12 @@ public final class RdmaFlags {
 
   /** The backend configuration these flags select; a bad value is a usage error naming the flag. */
   RdmaBackendConfig config(Function<String, ? extends RuntimeException> usage) {
-    RdmaBackendConfig d = RdmaBackendConfig.defaults();
+    RdmaBackendConfig d;
+    try {
+      d = RdmaBackendConfig.defaults(); // checks every mori4j.rdma key (RdmaOptions): a bad one is this command's usage error too
+    } catch (IllegalArgumentException e) {
+      throw usage.apply(e.getMessage());
+    }
     int qp = d.qpPerTransfer();
     if (qpPerTransfer != null) {
       if (qpPerTransfer < 1) throw usage.apply("--qp-per-transfer must be at least 1: " + qpPerTransfer);
