@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 15 target 6: GPU memory over TCP against CPU<->CPU, 1-4 MiB, the two series interleaved in one run
 # (bench --compare-cpu --compare-cpu-rounds), for GPU<->GPU writes and reads and the two mixed-end writes (which end's
-# staging costs what). With MORI4J_TCP_GPU_STAGE_TRACE set, both JVMs also write their staging timelines.
+# staging costs what). With TRACE set (MORI4J_TCP_GPU_STAGE_TRACE for both JVMs), they also write their staging timelines.
 # Usage: OUT=dir [MORI4J_CMD=...] [ROUNDS=5] [ITERS=200] [ONLY=regex of run names] [TRACE=1] bench/record-gpu-tcp-ratio.sh
 # With TRACE set, both JVMs also count each transfer's socket calls, CPU and GPU rows alike (TcpCallTrace:
 # calls-NAME.PID.tcp-calls.txt, summaries only).
