@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.mori4j.transport.StagingTuning;
 
 /**
- * {@code mori4j.tcp.gpu-staging-pieces} and {@code gpu-copy-spin}: read into the engine's settings and handed to the
+ * {@code mori4j.tcp.gpu-staging-pieces}, {@code gpu-copy-spin} (and the gather, scatter and early-refill switches): read into the engine's settings and handed to the
  * TCP backend through its GPU staging; values out of range are refused by name.
  */
 class StagingTuningSettingTest {
@@ -34,6 +34,9 @@ class StagingTuningSettingTest {
     assertEquals(new StagingTuning(3, 7_000, false, true, false), EngineSettings.stagingTuning(tcp("3", "7us")), "the reference defaults of the others");
     assertEquals(new StagingTuning(3, 7_000, false, true, true),
         EngineSettings.stagingTuning(ConfigFactory.parseString("gpu-staging-scatter = on").withFallback(tcp("3", "7us"))), "scatter read");
+    assertEquals(ref.getBoolean("gpu-staging-early-refill"), t.earlyRefill());
+    assertEquals(new StagingTuning(3, 7_000, false, true, false, true),
+        EngineSettings.stagingTuning(ConfigFactory.parseString("gpu-staging-early-refill = on").withFallback(tcp("3", "7us"))), "early refill");
     assertEquals(new StagingTuning(4, 0), new GpuStaging("auto", 1 << 20, 0, new StagingTuning(4, 0)).tuning());
   }
 
