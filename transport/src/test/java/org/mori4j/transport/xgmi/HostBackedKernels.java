@@ -17,8 +17,8 @@ import org.mori4j.natives.gpu.KernelArgs;
 /**
  * The kernels of {@link HostBackedGpuRuntime}: modules "compiled" from their source text (a kernel exists when the
  * source declares it; globals other tests declare get zeroed device memory), kernels other tests teach the device
- * run on the stream's thread, and the XGMI gather kernel's own contract (block table in device memory, each block
- * moved) for everything else.
+ * run on the stream's thread, and the XGMI gather kernel's own contract (block table in device memory or in a mapped
+ * pinned buffer, each block moved) for everything else.
  */
 final class HostBackedKernels {
   private final HostBackedGpuRuntime rt;
