@@ -57,7 +57,7 @@ public record RdmaOptions(String provider, String devices, RdmaBackendConfig def
     long stripe = bytes(r, "stripe-threshold", 1, Long.MAX_VALUE);
     Duration connect = read(r, "connect-timeout", "MORI4J_RDMA_CONNECT_TIMEOUT", () -> r.getDuration("connect-timeout"));
     if (connect.isNegative() || connect.isZero()) throw bad("connect-timeout", "MORI4J_RDMA_CONNECT_TIMEOUT", r, "must be positive");
-    checkAgainstHandshake(root, connect);
+    connect = checkAgainstHandshake(root, r, connect);
     return new RdmaOptions(provider, devices, new RdmaBackendConfig(qps, postBatch, workers, poll, notify), sendDepth, cqDepth,
         receiveDepth, maxWr, stripe, connect);
   }
@@ -67,12 +67,14 @@ public record RdmaOptions(String provider, String devices, RdmaBackendConfig def
    * arrive through the engine's handshake, which gives up after {@code handshake-timeout}: a longer connect-timeout
    * would never let a slow peer connect (its reply is not waited for) and only keeps dead queue pairs longer. Shorter
    * is allowed (the default, 5 s against 10 s): a reply later than connect-timeout is refused with a message naming
-   * the setting.
+   * the setting. Only a connect-timeout the application set is refused: the default follows a handshake-timeout
+   * lowered below it, so an engine that never uses RDMA does not fail to start over a setting it never touched.
    */
-  private static void checkAgainstHandshake(Config root, Duration connect) {
+  private static Duration checkAgainstHandshake(Config root, Config r, Duration connect) {
     Duration handshake = root.getDuration("mori4j.engine.handshake-timeout");
-    if (connect.compareTo(handshake) > 0)
-      throw new IllegalArgumentException("mori4j.rdma.connect-timeout (MORI4J_RDMA_CONNECT_TIMEOUT) = " + connect.toMillis()
+    if (connect.compareTo(handshake) <= 0) return connect;
+    if ("reference.conf".equals(r.getValue("connect-timeout").origin().resource())) return handshake;
+    throw new IllegalArgumentException("mori4j.rdma.connect-timeout (MORI4J_RDMA_CONNECT_TIMEOUT) = " + connect.toMillis()
           + " ms must not exceed mori4j.engine.handshake-timeout = " + handshake.toMillis() + " ms: the engine stops waiting for"
           + " the RDMA handshake's reply at handshake-timeout, so a longer connect-timeout cannot let a slower peer connect");
   }

@@ -80,6 +80,12 @@ class RdmaOptionsTest {
   }
 
   @Test
+  void theDefaultConnectTimeoutFollowsALowerHandshakeTimeout() {
+    // only the handshake-timeout set (an application without RDMA, say): no refusal, the default is capped
+    assertEquals(Duration.ofSeconds(2), RdmaOptions.from(with("mori4j.engine.handshake-timeout = 2s")).connectTimeout());
+  }
+
+  @Test
   void anEngineDoesNotStartWithABadRdmaSetting() {
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "rdma-options-test",
         with("mori4j.rdma.connect-timeout = 11s\npekko.loglevel = WARNING"));
