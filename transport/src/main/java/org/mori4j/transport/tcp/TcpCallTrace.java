@@ -24,8 +24,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * ones that moved less than offered (short) and nothing (EAGAIN), the largest call, the selector's write and read
  * wake-ups for the connection, the GPU polls, and the blocking selects and yields of the loop thread; and it stamps
  * the first and last byte written and read. At JVM exit a summary per end, op, kind (cpu: this end's memory is host
- * memory, gpu: it is GPU memory) and size goes to {@code PREFIX.PID.tcp-calls.txt}, with the sizes of the calls. A
- * constant that is false costs the data path one null check per call.
+ * memory, gpu: it is GPU memory) and size goes to {@code PREFIX.PID.tcp-calls.txt}, with the sizes of the calls, and
+ * every transfer's own record to {@code PREFIX.PID.tcp-transfers.txt}: its stamps as raw {@link System#nanoTime} (one
+ * clock for every JVM of a Linux host, so the initiator's and the target's records of one transfer line up) and the id
+ * of the thread that began it, which tells the stripes of one large transfer apart (each lane has its loop thread).
+ * A constant that is false costs the data path one null check per call.
  */
 final class TcpCallTrace {
   private TcpCallTrace() {}
@@ -37,8 +40,8 @@ final class TcpCallTrace {
 
   static final int SIDE = 0, KIND = 1, WRITE = 2, BYTES = 3, T0 = 4, FIRST_W = 5, LAST_W = 6, FIRST_R = 7, LAST_R = 8,
       T_END = 9, W_CALLS = 10, W_SHORT = 11, W_ZERO = 12, W_MAX = 13, R_CALLS = 14, R_SHORT = 15, R_ZERO = 16, R_MAX = 17,
-      WAKE_W = 18, WAKE_R = 19, GPU_POLLS = 20, SLEEPS = 21, YIELDS = 22, OVERLAP = 23;
-  static final int FIELDS = 24;
+      WAKE_W = 18, WAKE_R = 19, GPU_POLLS = 20, SLEEPS = 21, YIELDS = 22, OVERLAP = 23, THREAD = 24;
+  static final int FIELDS = 25;
   private static final int CAP = 1 << 16;
   private static final long[] RING = ON ? new long[CAP * FIELDS] : null;
   private static final AtomicLong NEXT = new AtomicLong();
@@ -104,6 +107,7 @@ final class TcpCallTrace {
       r[WRITE] = write ? 1 : 0;
       r[BYTES] = bytes;
       r[OVERLAP] = overlapped ? 1 : 0;
+      r[THREAD] = Thread.currentThread().threadId();
       r[T0] = System.nanoTime();
       active = true;
       CURRENT.set(this);
@@ -166,6 +170,7 @@ final class TcpCallTrace {
   private static void dump() {
     Path file = Path.of(PREFIX + "." + ProcessHandle.current().pid() + ".tcp-calls.txt");
     int n = (int) Math.min(NEXT.get(), CAP);
+    dumpTransfers(Path.of(PREFIX + "." + ProcessHandle.current().pid() + ".tcp-transfers.txt"), n);
     TreeMap<String, List<long[]>> groups = new TreeMap<>();
     for (int i = 0; i < n; i++) {
       long[] r = Arrays.copyOfRange(RING, i * FIELDS, (i + 1) * FIELDS);
@@ -201,6 +206,26 @@ final class TcpCallTrace {
             }
             if (!b.isEmpty()) w.println((side == 0 ? "init " : "targ ") + (kind == 1 ? "gpu " : "cpu ") + (dir == 0 ? "writes" : "reads ") + b);
           }
+    } catch (IOException e) {
+      System.err.println("tcp call trace: " + e);
+    }
+  }
+
+  /**
+   * One line per transfer, in the order they ended, stamps as raw nanoTime (0: never set): whether two stripes of one
+   * transfer started and ended together, and how the target's record of it lines up with the initiator's, is only seen
+   * here (the summary's medians mix the stripes).
+   */
+  private static void dumpTransfers(Path file, int n) {
+    try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(file))) {
+      w.println("# side (0 initiator, 1 target) write kind (1 gpu) bytes thread t0 firstW lastW firstR lastR end wCalls rCalls wakeW wakeR sleeps yields");
+      int[] f = {SIDE, WRITE, KIND, BYTES, THREAD, T0, FIRST_W, LAST_W, FIRST_R, LAST_R, T_END, W_CALLS, R_CALLS, WAKE_W, WAKE_R, SLEEPS, YIELDS};
+      StringBuilder b = new StringBuilder();
+      for (int i = 0; i < n; i++) {
+        b.setLength(0);
+        for (int k = 0; k < f.length; k++) b.append(k == 0 ? "" : " ").append(RING[i * FIELDS + f[k]]);
+        w.println(b);
+      }
     } catch (IOException e) {
       System.err.println("tcp call trace: " + e);
     }

@@ -39,6 +39,7 @@ class TcpCallTraceTest {
     assertEquals(1, r[TcpCallTrace.WAKE_W]);
     assertEquals(2, r[TcpCallTrace.WAKE_R]);
     assertEquals(1, r[TcpCallTrace.GPU_POLLS]);
+    assertEquals(Thread.currentThread().threadId(), r[TcpCallTrace.THREAD], "the thread that began it");
     assertTrue(r[TcpCallTrace.FIRST_W] >= r[TcpCallTrace.T0] && r[TcpCallTrace.LAST_W] >= r[TcpCallTrace.FIRST_W]
         && r[TcpCallTrace.T_END] >= r[TcpCallTrace.LAST_W], "stamps in order");
     t.write(1000, 1000); // after the end: not counted
