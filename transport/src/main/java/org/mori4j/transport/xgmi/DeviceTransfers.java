@@ -13,8 +13,8 @@ import org.slf4j.LoggerFactory;
  * The XGMI worker's transfers on the GPU (worker thread only): puts a checked op on a stream of its device (a
  * copy for one block; the block table's upload and one gather/scatter kernel launch for a batch; one launch for the
  * entries of a fused batch-of-batches call, {@link #issueFused}) with a pooled event behind it, asks those events ({@code cuEventQuery}, never blocking) which ops are done, and owns what
- * that takes: a {@link DevicePool} per device, the kernel's modules, and which device pairs have had peer
- * access enabled.
+ * that takes: a {@link DevicePool} per device and the kernel's modules. Which device pairs have peer access is
+ * {@link PeerAccess}'s.
  */
 final class DeviceTransfers implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(DeviceTransfers.class);
@@ -29,8 +29,6 @@ final class DeviceTransfers implements AutoCloseable {
   private final String name;
   private final GpuRuntime gpu;
   private final XgmiSettings settings;
-  private final boolean[][] peerAccess;
-  private final boolean[][] peerEnabled;
   private final DevicePool[] pools;
   private final GatherKernel kernel;
   /** Told of each kernel launch (the engine's metrics count them). */
@@ -39,15 +37,13 @@ final class DeviceTransfers implements AutoCloseable {
   /** The worker's scratch for a fused table (reused: one per backend, the worker's turn guards it). */
   private final FusedTable fusedTable = new FusedTable();
 
-  DeviceTransfers(String engineKey, GpuRuntime gpu, XgmiSettings settings, boolean[][] peerAccess,
+  DeviceTransfers(String engineKey, GpuRuntime gpu, XgmiSettings settings, int devices,
                   org.mori4j.transport.BackendListener listener) {
     this.listener = listener;
     this.name = "xgmi-" + engineKey;
     this.gpu = gpu;
     this.settings = settings;
-    this.peerAccess = peerAccess;
-    this.peerEnabled = new boolean[peerAccess.length][peerAccess.length];
-    this.pools = new DevicePool[peerAccess.length];
+    this.pools = new DevicePool[devices];
     this.kernel = new GatherKernel(gpu);
   }
 
@@ -274,33 +270,6 @@ final class DeviceTransfers implements AutoCloseable {
       }
     }
     pool.releaseSlot(slot);
-  }
-
-  /**
-   * Enables peer access from {@code device} to {@code peer} (a device of this process) once; null when it is on,
-   * else why it cannot be.
-   */
-  String enablePeer(int device, int peer) {
-    if (peerEnabled[device][peer]) return null;
-    if (!peerAccess[device][peer]) return "devices " + device + " and " + peer + " have no peer access";
-    try {
-      gpu.enablePeerAccess(device, peer);
-      if (peerAccess[peer][device]) gpu.enablePeerAccess(peer, device);
-    } catch (RuntimeException e) {
-      return "cannot enable peer access between devices " + device + " and " + peer + ": " + e.getMessage();
-    }
-    peerEnabled[device][peer] = true;
-    return null;
-  }
-
-  /** Whether peer access from {@code device} to {@code peer} was enabled already. */
-  boolean peerEnabled(int device, int peer) {
-    return device >= 0 && device < peerEnabled.length && peerEnabled[device][peer];
-  }
-
-  /** Devices of this process. */
-  int deviceCount() {
-    return peerEnabled.length;
   }
 
   private DevicePool pool(int device) {

@@ -25,15 +25,15 @@ final class RegionAccess {
 
   private final String name;
   private final GpuRuntime gpu;
-  private final DeviceTransfers transfers;
+  private final PeerAccess peers;
   /** The engine: where ops go that XGMI finds it cannot carry. */
   private final BackendListener listener;
   private final AtomicInteger openMappings = new AtomicInteger();
 
-  RegionAccess(String name, GpuRuntime gpu, DeviceTransfers transfers, BackendListener listener) {
+  RegionAccess(String name, GpuRuntime gpu, PeerAccess peers, BackendListener listener) {
     this.name = name;
     this.gpu = gpu;
-    this.transfers = transfers;
+    this.peers = peers;
     this.listener = listener;
   }
 
@@ -56,11 +56,11 @@ final class RegionAccess {
   long base(TransferOp op, RemoteRegion r, int device) {
     if (r.peer.sameProcess) {
       if (r.localDevice == device) return r.address;
-      if (r.localDevice < 0 || r.localDevice >= transfers.deviceCount()) {
+      if (r.localDevice < 0 || r.localDevice >= peers.deviceCount()) {
         op.transferFailed(TransportError.GPU_OP, "device " + r.localDevice + " of " + r.describe() + " is not a device of this process");
         return 0;
       }
-      String refused = transfers.enablePeer(device, r.localDevice);
+      String refused = peers.enablePeer(device, r.localDevice);
       if (refused == null) return r.address;
       fallBack(op, r, device, true, refused);
       return 0;
@@ -107,7 +107,7 @@ final class RegionAccess {
    */
   long readyBase(RemoteRegion r, int device) {
     if (r.peer.sameProcess) {
-      return r.localDevice == device || r.localDevice >= 0 && r.localDevice < transfers.deviceCount() && transfers.peerEnabled(device, r.localDevice)
+      return r.localDevice == device || r.localDevice >= 0 && r.localDevice < peers.deviceCount() && peers.peerEnabled(device, r.localDevice)
           ? r.address : 0;
     }
     IpcMapping m = r.mapping(device);

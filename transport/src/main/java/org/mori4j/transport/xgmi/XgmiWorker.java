@@ -78,8 +78,8 @@ final class XgmiWorker extends RegionConfirmingWorker {
     super(engineKey, confirmer, devicePci);
     this.gpu = gpu;
     this.settings = settings;
-    this.transfers = new DeviceTransfers(engineKey, gpu, settings, peerAccess, listener);
-    this.access = new RegionAccess(name(), gpu, transfers, listener);
+    this.transfers = new DeviceTransfers(engineKey, gpu, settings, peerAccess.length, listener);
+    this.access = new RegionAccess(name(), gpu, new PeerAccess(gpu, peerAccess), listener);
     this.issuer = new XgmiIssuer(settings, access, transfers);
     this.fused = new FusedIssue(settings, issuer, transfers);
     this.callerPoll = settings.callerPollNanos() > 0 ? new XgmiCallerPoll(this, settings.callerPollNanos()) : null;
