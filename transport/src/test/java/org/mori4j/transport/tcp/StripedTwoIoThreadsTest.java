@@ -7,6 +7,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -17,7 +19,9 @@ import org.mori4j.transport.TransferOp;
 /**
  * Striped transfers whose stripes run on two I/O threads at once (two lanes, two loops per backend): the stripes
  * share their parent's outcome guard, so both land concurrently and the transfer completes byte-exact. A guard that
- * admitted one landing section at a time made such a transfer never complete.
+ * admitted one landing section at a time made such a transfer never complete. A transfer of several pieces per lane
+ * is dealt piece by piece: while one lane's I/O thread is held, the other lane carries every piece not already queued
+ * on the held one (with one fixed stripe per lane, half the transfer waited for the held thread).
  */
 class StripedTwoIoThreadsTest {
   private static final long SIZE = 24L << 20;
@@ -76,5 +80,47 @@ class StripedTwoIoThreadsTest {
       move(TransferOp.READ, back, dst, size);
       assertEquals(-1, src.segment().asSlice(0, size).mismatch(back.segment().asSlice(0, size)), "read of " + size + " B");
     }
+  }
+
+  @Test
+  void piecesGoToTheLaneWhoseThreadRuns() throws InterruptedException {
+    TcpPeer peer = (TcpPeer) peerOfA;
+    assertNotSame(peer.stripeLane(0).loop, peer.stripeLane(1).loop, "the two lanes on two I/O threads");
+    LocalRegion src = region(a, 1), dst = region(b, 2);
+    byte[] bytes = new byte[(int) SIZE];
+    new Random(23).nextBytes(bytes);
+    MemorySegment.copy(bytes, 0, src.segment(), ValueLayout.JAVA_BYTE, 0, (int) SIZE);
+    CountDownLatch held = new CountDownLatch(1), release = new CountDownLatch(1);
+    peer.stripeLane(0).loop.execute(() -> {
+      held.countDown();
+      try {
+        release.await(20, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    try {
+      assertTrue(held.await(10, TimeUnit.SECONDS), "lane 0's loop held");
+      RecordingOp op = new RecordingOp();
+      op.initSingle(TransferOp.WRITE, src, 0, peerOfA, dst.id(), dst.accessKey(), dst.address(), 0, SIZE, 9);
+      a.submit(op);
+      // 6 pieces of 4 MiB: 0 and 2 are queued on the held lane, 1, 3, 4 and 5 go over the other one
+      long piece = StripePart.PIECE_BYTES;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (!(landed(src, dst, piece, piece) && landed(src, dst, 3 * piece, 3 * piece)) && System.nanoTime() < deadline)
+        Thread.sleep(5);
+      assertTrue(landed(src, dst, piece, piece), "piece 1 went over the running lane");
+      assertTrue(landed(src, dst, 3 * piece, 3 * piece), "pieces 3-5 went over the running lane");
+      assertFalse(landed(src, dst, 0, piece), "piece 0 waits on the held lane");
+      release.countDown();
+      assertNull(op.await().error, () -> op.error + ": " + op.message);
+      assertEquals(-1, src.segment().mismatch(dst.segment()), "byte-exact once the held lane ran");
+    } finally {
+      release.countDown();
+    }
+  }
+
+  private static boolean landed(LocalRegion src, LocalRegion dst, long offset, long size) {
+    return src.segment().asSlice(offset, size).mismatch(dst.segment().asSlice(offset, size)) == -1;
   }
 }
