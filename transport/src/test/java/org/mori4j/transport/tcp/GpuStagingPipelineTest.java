@@ -2,109 +2,21 @@ package org.mori4j.transport.tcp;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.mori4j.transport.BackendListener;
 import org.mori4j.transport.LocalRegion;
 import org.mori4j.transport.TransferOp;
-import org.mori4j.transport.TransportError;
 
 /**
- * The TCP backend's GPU staging pipeline, end to end between two backends over loopback, against an
- * in-memory device whose copies really move bytes on a copy thread after random delays: every mix of
- * host and "device" ends, reads and writes, sizes that fall on and off the piece and buffer boundaries (pieces
- * of a quarter of the transfer, 64 KiB to the 256 KiB buffer), striped transfers and batches must arrive
- * byte-exact; a transfer cancelled while its pieces are in flight leaves the connections framed; a failed
- * device copy fails its transfer with GPU_OP; and closing the backends frees every staging buffer.
+ * The GPU staging pipeline moving bytes ({@link GpuStagingFixture}): every mix of host and "device" ends, reads and
+ * writes, sizes that fall on and off the piece and buffer boundaries (pieces of a quarter of the transfer, 64 KiB to
+ * the 256 KiB buffer), striped transfers, batches and pipelined transfers must arrive byte-exact; a short or pooled
+ * staging pool changes how many buffers a stager holds, not the bytes; and how pieces are sized and issued.
+ * Failures, cancellation and the target's guards are {@link GpuStagingFailureTest}'s.
  */
-class GpuStagingPipelineTest {
-  private static final int CHUNK = 256 * 1024;
-  private static final int MIN = GpuStager.MIN_PIECE;
-  private static final long SIZE = 12L << 20;
-
-  private final Arena arena = Arena.ofShared();
-  private HostBackedDeviceStaging stagingA;
-  private HostBackedDeviceStaging stagingB;
-  private TcpBackend a;
-  private TcpBackend b;
-  private Object peerOfA;
-  private final LoopDrivers drivers = new LoopDrivers();
-  private LocalRegion aCpu, aGpu, bCpu, bGpu;
-
-  private static TcpSettings settings() {
-    return new TcpSettings("127.0.0.1", 0, 2, 1, 4L << 20, 0, Duration.ofSeconds(10), Duration.ofSeconds(5), 1024, false, CHUNK);
-  }
-
-  @BeforeEach
-  void start() {
-    stagingA = new HostBackedDeviceStaging(200);
-    stagingB = new HostBackedDeviceStaging(200);
-    a = new TcpBackend("A", settings(), stagingA);
-    b = new TcpBackend("B", settings(), stagingB);
-    a.start(BackendListener.NONE);
-    b.start(BackendListener.NONE);
-    drivers.drive(a);
-    drivers.drive(b);
-    peerOfA = a.connect("B", b.acceptHandshake("A", a.handshakeRequest("B")));
-    aCpu = region(a, 1, false);
-    aGpu = region(a, 2, true);
-    bCpu = region(b, 3, false);
-    bGpu = region(b, 4, true);
-  }
-
-  private LocalRegion region(TcpBackend owner, long id, boolean gpu) {
-    MemorySegment s = arena.allocate(SIZE, 4096);
-    LocalRegion r = gpu ? LocalRegion.gpu(id, id * 7 + 1, s.address(), SIZE, 0) : new LocalRegion(id, id * 7 + 1, s, false, -1);
-    owner.registerMemory(r);
-    return r;
-  }
-
-  @AfterEach
-  void close() throws InterruptedException {
-    a.close();
-    b.close();
-    drivers.close();
-    assertEquals(0, stagingA.openSlots.get(), "initiator staging buffers left open");
-    assertEquals(0, stagingB.openSlots.get(), "target staging buffers left open");
-    stagingA.shutdown();
-    stagingB.shutdown();
-    arena.close();
-  }
-
-  private static MemorySegment mem(LocalRegion r) {
-    return MemorySegment.ofAddress(r.address()).reinterpret(r.size());
-  }
-
-  private static void fill(LocalRegion r, long seed) {
-    MemorySegment m = mem(r);
-    Random rnd = new Random(seed);
-    byte[] chunk = new byte[1 << 16];
-    for (long off = 0; off < m.byteSize(); off += chunk.length) {
-      rnd.nextBytes(chunk);
-      int n = (int) Math.min(chunk.length, m.byteSize() - off);
-      MemorySegment.copy(chunk, 0, m, java.lang.foreign.ValueLayout.JAVA_BYTE, off, n);
-    }
-  }
-
-  private RecordingOp single(byte kind, LocalRegion local, long lo, LocalRegion remote, long ro, long size) throws InterruptedException {
-    RecordingOp op = new RecordingOp();
-    op.initSingle(kind, local, lo, peerOfA, remote.id(), remote.accessKey(), remote.address(), ro, size, 42);
-    a.submit(op);
-    return op.await();
-  }
-
-  private static void assertSame(LocalRegion x, long xo, LocalRegion y, long yo, long size, String what) {
-    long mismatch = mem(x).asSlice(xo, size).mismatch(mem(y).asSlice(yo, size));
-    assertEquals(-1, mismatch, what + ": first differing byte at " + mismatch);
-  }
-
+class GpuStagingPipelineTest extends GpuStagingFixture {
   @Test
   void everyMixOfHostAndDeviceEndsIsByteExactBothWays() throws InterruptedException {
     // one piece; pieces of MIN (a quarter would be smaller); quarters; pieces of a whole buffer; striped over two lanes
@@ -245,44 +157,6 @@ class GpuStagingPipelineTest {
   }
 
   @Test
-  void aFailedDeviceCopyOnTheTargetFailsThatWriteOnly() throws InterruptedException {
-    stagingB.poisonAddress = bGpu.address() + 200_000;
-    RecordingOp bad = single(TransferOp.WRITE, aCpu, 0, bGpu, 0, 1 << 20);
-    assertEquals(TransportError.GPU_OP, bad.error, bad.message);
-    assertTrue(bad.message.contains("GPU copy to device 0 failed"), bad.message);
-    stagingB.poisonAddress = -1;
-    fill(aCpu, 3);
-    RecordingOp ok = single(TransferOp.WRITE, aCpu, 0, bGpu, 0, 1 << 20);
-    assertNull(ok.error, ok.message);
-    assertSame(aCpu, 0, bGpu, 0, 1 << 20, "write after a failed one");
-  }
-
-  @Test
-  void aFailedDeviceCopyOnTheInitiatorFailsThatReadOnly() throws InterruptedException {
-    stagingA.poisonAddress = aGpu.address() + 100;
-    RecordingOp bad = single(TransferOp.READ, aGpu, 0, bCpu, 0, 1 << 20);
-    assertEquals(TransportError.GPU_OP, bad.error, bad.message);
-    stagingA.poisonAddress = -1;
-    fill(bCpu, 4);
-    RecordingOp ok = single(TransferOp.READ, aGpu, 0, bCpu, 0, 1 << 20);
-    assertNull(ok.error, ok.message);
-    assertSame(aGpu, 0, bCpu, 0, 1 << 20, "read after a failed one");
-  }
-
-  @Test
-  void targetChecksStillGuardGpuRegions() throws InterruptedException {
-    RecordingOp op = new RecordingOp();
-    op.initSingle(TransferOp.WRITE, aCpu, 0, peerOfA, bGpu.id(), bGpu.accessKey() + 1, bGpu.address(), 0, 4096, 1);
-    a.submit(op);
-    assertEquals(TransportError.NOT_FOUND, op.await().error);
-    RecordingOp out = single(TransferOp.READ, aGpu, 0, bGpu, SIZE - 10, 11);
-    assertEquals(TransportError.INVALID_ARGS, out.error, out.message);
-    bGpu.kill();
-    RecordingOp dead = single(TransferOp.WRITE, aGpu, 0, bGpu, 0, 100);
-    assertEquals(TransportError.NOT_FOUND, dead.error, dead.message);
-  }
-
-  @Test
   void piecesAreAQuarterOfTheTransferWithinTheirBounds() {
     assertEquals(1, GpuStager.pieceSize(1, CHUNK));
     assertEquals(MIN - 1, GpuStager.pieceSize(MIN - 1, CHUNK), "a transfer under the minimum is one piece");
@@ -355,78 +229,5 @@ class GpuStagingPipelineTest {
       st.close();
       device.shutdown();
     }
-  }
-
-  @Test
-  void aTransferCancelledWhilePiecesAreInFlightLeavesTheConnectionsFramed() throws InterruptedException {
-    long size = (5L << 20) + 7; // striped over both lanes, many pieces each
-    for (byte kind : new byte[] {TransferOp.WRITE, TransferOp.READ}) {
-      for (long delayMicros : new long[] {0, 200, 2_000}) {
-        fill(aGpu, kind + delayMicros);
-        fill(bGpu, kind * 3 + delayMicros);
-        CancellableOp op = new CancellableOp();
-        op.initSingle(kind, aGpu, 0, peerOfA, bGpu.id(), bGpu.accessKey(), bGpu.address(), 0, size, 90);
-        a.submit(op);
-        if (delayMicros > 0) java.util.concurrent.locks.LockSupport.parkNanos(delayMicros * 1000);
-        boolean cancelled = op.cancel();
-        op.await();
-        // cancelled first: nothing else may decide the outcome; otherwise it finished (and must have succeeded)
-        if (cancelled) assertTrue(op.cancelled && op.error == null, "a cancelled op reported " + op.error + ": " + op.message);
-        else assertNull(op.error, op.message);
-        // the lanes still carry whole requests: the next transfers both ways are byte-exact
-        fill(aGpu, 500 + kind);
-        RecordingOp w = single(TransferOp.WRITE, aGpu, 0, bGpu, 0, size);
-        assertNull(w.error, w.message);
-        assertSame(aGpu, 0, bGpu, 0, size, "write after a cancelled " + kind + " (" + delayMicros + " us)");
-        fill(bGpu, 600 + kind);
-        RecordingOp r = single(TransferOp.READ, aGpu, 0, bGpu, 0, size);
-        assertNull(r.error, r.message);
-        assertSame(aGpu, 0, bGpu, 0, size, "read after a cancelled " + kind + " (" + delayMicros + " us)");
-      }
-    }
-  }
-
-  /** An op that can be cancelled as the engine's status does: whoever claims the outcome first decides it. */
-  private static final class CancellableOp extends TransferOp {
-    private final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
-    volatile TransportError error;
-    volatile String message;
-    volatile boolean cancelled;
-
-    @Override
-    public void transferSucceeded() {
-      if (claimOutcome()) done.countDown();
-    }
-
-    @Override
-    public void transferFailed(TransportError e, String m) {
-      if (!claimOutcome()) return;
-      error = e;
-      message = m;
-      done.countDown();
-    }
-
-    boolean cancel() {
-      if (!cancelOutcome()) return false;
-      cancelled = true;
-      done.countDown();
-      return true;
-    }
-
-    void await() throws InterruptedException {
-      assertTrue(done.await(30, java.util.concurrent.TimeUnit.SECONDS), "transfer did not end");
-    }
-  }
-
-  @Test
-  void gpuRegionsNeedStaging() {
-    TcpBackend plain = new TcpBackend("plain", settings());
-    LocalRegion r = LocalRegion.gpu(9, 9, 0x1000, 4096, 0);
-    assertFalse(plain.canServe(r, false));
-    assertTrue(plain.canServe(aCpu, true), "a remote GPU end is staged by the target");
-    var e = assertThrows(org.mori4j.transport.TransportException.class, () -> plain.registerMemory(r));
-    assertTrue(e.getMessage().contains("cannot move GPU memory"), e.getMessage());
-    assertTrue(a.canServe(aGpu, true));
-    plain.close();
   }
 }
