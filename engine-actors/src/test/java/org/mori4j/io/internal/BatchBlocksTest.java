@@ -8,7 +8,7 @@ import java.util.Arrays;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
-/** The batch path's one-pass check and join against the plain checks and {@link TransferPath#join}. */
+/** The batch path's one-pass check and join against the plain checks and {@link BlockJoin#join}. */
 class BatchBlocksTest {
   private static final long L = 1 << 20, R = 3 << 19;
 
@@ -67,11 +67,11 @@ class BatchBlocksTest {
       String got = bb.scan(lo, ro, sizes, L, R, "localSrc", "remoteDst");
       assertEquals(reference(lo, ro, sizes, L, R), got);
       if (got != null) continue;
-      int m = TransferPath.joinedCount(lo, ro, sizes);
+      int m = BlockJoin.joinedCount(lo, ro, sizes);
       assertEquals(m, n - bb.joins);
       assertEquals(Arrays.stream(sizes).sum(), bb.total);
       long[] mlo = new long[m], mro = new long[m], ms = new long[m], jlo = new long[m], jro = new long[m], js = new long[m];
-      TransferPath.join(lo, ro, sizes, mlo, mro, ms);
+      BlockJoin.join(lo, ro, sizes, mlo, mro, ms);
       if (bb.joins > 0) {
         bb.join(lo, ro, sizes, jlo, jro, js);
         assertArrayEquals(mlo, jlo);
