@@ -2,6 +2,7 @@ package org.mori4j.io;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.mori4j.io.XgmiTransferSupport.*;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
