@@ -1,7 +1,6 @@
 package org.mori4j.io.internal;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
 import java.time.Duration;
 import java.util.Locale;
@@ -20,10 +19,6 @@ import org.mori4j.transport.rdma.RdmaSettings;
  */
 public record RdmaOptions(String provider, String devices, RdmaBackendConfig defaults, int sendQueueDepth, int completionQueueDepth,
                           int receiveDepth, long maxWorkRequestBytes, long stripeThreshold, Duration connectTimeout) {
-  /** The limits {@link RdmaSettings} enforces, repeated here only to name the key in the message. */
-  private static final int MAX_QPS = 64, MAX_WORKERS = 64;
-  private static final long MAX_WORK_REQUEST = 1L << 30;
-
   public static RdmaOptions load() {
     return from(ConfigFactory.load());
   }
@@ -42,9 +37,9 @@ public record RdmaOptions(String provider, String devices, RdmaBackendConfig def
     } catch (IllegalArgumentException e) {
       throw bad("poll-cq-mode", "MORI_IO_POLL_CQ_MODE", r, "must be POLLING or EVENT");
     }
-    int qps = between(r, "qp-per-transfer", "MORI_IO_QP_PER_TRANSFER", 1, MAX_QPS);
+    int qps = between(r, "qp-per-transfer", "MORI_IO_QP_PER_TRANSFER", 1, RdmaSettings.MAX_QP_PER_TRANSFER);
     int postBatch = between(r, "post-batch-size", "MORI_IO_POST_BATCH_SIZE", 1, Integer.MAX_VALUE);
-    int workers = between(r, "num-worker-threads", "MORI_IO_NUM_WORKER_THREADS", 1, MAX_WORKERS);
+    int workers = between(r, "num-worker-threads", "MORI_IO_NUM_WORKER_THREADS", 1, RdmaSettings.MAX_WORKER_THREADS);
     boolean notify = read(r, "enable-notification", "MORI_IO_ENABLE_NOTIFICATION", () -> r.getBoolean("enable-notification"));
     int sendDepth = between(r, "send-queue-depth", null, 4, Integer.MAX_VALUE);
     if (Integer.bitCount(sendDepth) != 1) throw bad("send-queue-depth", null, r, "must be a power of two");
@@ -53,7 +48,7 @@ public record RdmaOptions(String provider, String devices, RdmaBackendConfig def
     if ((long) cqDepth < (long) sendDepth + receiveDepth)
       throw bad("completion-queue-depth", null, r, "must hold at least one queue pair's send and receive completions (send-queue-depth "
           + sendDepth + " + receive-depth " + receiveDepth + ")");
-    long maxWr = bytes(r, "max-work-request", 1, MAX_WORK_REQUEST);
+    long maxWr = bytes(r, "max-work-request", 1, RdmaSettings.MAX_WORK_REQUEST_BYTES);
     long stripe = bytes(r, "stripe-threshold", 1, Long.MAX_VALUE);
     Duration connect = read(r, "connect-timeout", "MORI4J_RDMA_CONNECT_TIMEOUT", () -> r.getDuration("connect-timeout"));
     if (connect.isNegative() || connect.isZero()) throw bad("connect-timeout", "MORI4J_RDMA_CONNECT_TIMEOUT", r, "must be positive");
@@ -103,17 +98,11 @@ public record RdmaOptions(String provider, String devices, RdmaBackendConfig def
 
   /** A typed read whose wrong type or format is refused like a wrong value (naming key and value). */
   private static <T> T read(Config r, String key, String env, java.util.function.Supplier<T> get) {
-    try {
-      return get.get();
-    } catch (ConfigException.Missing e) {
-      throw new IllegalArgumentException(name(key, env) + " is not set", e);
-    } catch (ConfigException e) {
-      throw bad(key, env, r, "has the wrong type or format (" + e.getMessage() + ")");
-    }
+    return SettingReads.read(r, key, name(key, env), get, IllegalArgumentException::new);
   }
 
   private static IllegalArgumentException bad(String key, String env, Config r, String why) {
-    return new IllegalArgumentException(name(key, env) + " = '" + r.getValue(key).unwrapped() + "' " + why);
+    return new IllegalArgumentException(SettingReads.refusal(r, key, name(key, env), why));
   }
 
   private static String name(String key, String env) {

@@ -1,11 +1,11 @@
 package org.mori4j.io.kv;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigException;
 import java.time.Duration;
 import java.util.function.Supplier;
 import org.mori4j.io.IoEngineException;
 import org.mori4j.io.StatusCode;
+import org.mori4j.io.internal.SettingReads;
 
 /**
  * The {@code mori4j.kv} section, read from the engine's configuration only: {@code reference.conf} holds every
@@ -53,16 +53,10 @@ record KvSettings(int tcpBatchParts, long tcpMinPart, int firstChunkLayers, long
 
   /** A typed read; a wrong type or format is refused like a wrong value. */
   private static <T> T read(Config c, String path, Supplier<T> get) {
-    try {
-      return get.get();
-    } catch (ConfigException.Missing e) {
-      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, path + " is not set (reference.conf has it: is it on the class path?)");
-    } catch (ConfigException e) {
-      throw bad(c, path, "has the wrong type or format (" + e.getMessage() + ")");
-    }
+    return SettingReads.read(c, path, path, get, (message, cause) -> new IoEngineException(StatusCode.ERR_INVALID_ARGS, message, cause));
   }
 
   private static IoEngineException bad(Config c, String path, String why) {
-    return new IoEngineException(StatusCode.ERR_INVALID_ARGS, path + " = '" + c.getValue(path).unwrapped() + "' " + why);
+    return new IoEngineException(StatusCode.ERR_INVALID_ARGS, SettingReads.refusal(c, path, path, why));
   }
 }

@@ -34,10 +34,14 @@ public record RdmaSettings(int qpPerTransfer, int postBatchSize, int numWorkerTh
         receiveDepth, maxWorkRequestBytes, stripeThreshold, connectTimeout, Duration.ofSeconds(10));
   }
 
+  /** Upper limits of {@code qpPerTransfer}, {@code numWorkerThreads} and {@code maxWorkRequestBytes} (the engine's settings check names the key with them). */
+  public static final int MAX_QP_PER_TRANSFER = 64, MAX_WORKER_THREADS = 64;
+  public static final long MAX_WORK_REQUEST_BYTES = 1L << 30;
+
   public RdmaSettings {
-    if (qpPerTransfer < 1 || qpPerTransfer > 64) throw new IllegalArgumentException("qpPerTransfer must be in 1..64: " + qpPerTransfer);
+    if (qpPerTransfer < 1 || qpPerTransfer > MAX_QP_PER_TRANSFER) throw new IllegalArgumentException("qpPerTransfer must be in 1..64: " + qpPerTransfer);
     if (postBatchSize < 1) throw new IllegalArgumentException("postBatchSize must be >= 1: " + postBatchSize);
-    if (numWorkerThreads < 1 || numWorkerThreads > 64)
+    if (numWorkerThreads < 1 || numWorkerThreads > MAX_WORKER_THREADS)
       throw new IllegalArgumentException("numWorkerThreads must be in 1..64: " + numWorkerThreads);
     if (sendQueueDepth < 4 || Integer.bitCount(sendQueueDepth) != 1)
       throw new IllegalArgumentException("sendQueueDepth must be a power of two >= 4: " + sendQueueDepth);
@@ -45,7 +49,7 @@ public record RdmaSettings(int qpPerTransfer, int postBatchSize, int numWorkerTh
     if (completionQueueDepth < sendQueueDepth + receiveDepth)
       throw new IllegalArgumentException("completionQueueDepth " + completionQueueDepth + " must hold at least one queue pair's "
           + "send and receive completions (" + (sendQueueDepth + receiveDepth) + ")");
-    if (maxWorkRequestBytes < 1 || maxWorkRequestBytes > (1L << 30))
+    if (maxWorkRequestBytes < 1 || maxWorkRequestBytes > MAX_WORK_REQUEST_BYTES)
       throw new IllegalArgumentException("maxWorkRequestBytes must be in 1..1 GiB: " + maxWorkRequestBytes);
     if (stripeThreshold < 1) throw new IllegalArgumentException("stripeThreshold must be >= 1: " + stripeThreshold);
     if (devices == null) devices = "";
