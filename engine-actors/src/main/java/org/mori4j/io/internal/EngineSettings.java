@@ -85,13 +85,8 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
    */
   static long xgmiCallerPoll(Config c, long awaitSpin) {
     String path = "xgmi.caller-poll";
-    ConfigValueType type = c.getValue(path).valueType();
-    if (type == ConfigValueType.BOOLEAN && !c.getBoolean(path)) return -1;
-    if (type == ConfigValueType.STRING) {
-      String v = c.getString(path).trim();
-      if (v.equalsIgnoreCase("off")) return -1;
-      if (v.equalsIgnoreCase("auto")) return awaitSpin;
-    }
+    if (isOff(c, path)) return -1;
+    if (c.getValue(path).valueType() == ConfigValueType.STRING && c.getString(path).trim().equalsIgnoreCase("auto")) return awaitSpin;
     try {
       return notNegative(path, c.getDuration(path).toNanos());
     } catch (com.typesafe.config.ConfigException e) {
@@ -121,9 +116,7 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
    * false): null for off; a value that is neither, or not positive, is refused naming the path and the value.
    */
   static Duration positiveOrOff(Config root, String path) {
-    ConfigValueType type = root.getValue(path).valueType();
-    if (type == ConfigValueType.BOOLEAN && !root.getBoolean(path)) return null;
-    if (type == ConfigValueType.STRING && root.getString(path).trim().equalsIgnoreCase("off")) return null;
+    if (isOff(root, path)) return null;
     Duration d;
     try {
       d = root.getDuration(path);
@@ -132,6 +125,13 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     }
     if (d.isZero() || d.isNegative()) throw new IllegalArgumentException(path + " must be positive or off: " + d);
     return d;
+  }
+
+  /** Whether the setting at {@code path} says off: the word, or the false HOCON reads a bare {@code off} as. */
+  private static boolean isOff(Config c, String path) {
+    ConfigValueType type = c.getValue(path).valueType();
+    return type == ConfigValueType.BOOLEAN && !c.getBoolean(path)
+        || type == ConfigValueType.STRING && c.getString(path).trim().equalsIgnoreCase("off");
   }
 
   private static long notNegative(String name, long nanos) {
