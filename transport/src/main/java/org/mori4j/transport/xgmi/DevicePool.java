@@ -137,6 +137,15 @@ final class DevicePool implements AutoCloseable {
   }
 
   /** Releases a slot that was acquired but whose op was never issued. */
+  /** The event slot {@code op} holds alone (not as part of a fused group), or -1; among the busy slots only. */
+  int slotOf(TransferOp op) {
+    for (int i = 0; i < busyCount; i++) {
+      int slot = busy[i];
+      if (ops[slot] == op && groupOps[slot] == null) return slot;
+    }
+    return -1;
+  }
+
   void releaseSlot(int slot) {
     for (int i = 0; i < busyCount; i++) {
       if (busy[i] == slot) {

@@ -155,14 +155,16 @@ final class DeviceTransfers implements AutoCloseable {
     pool.ops[slot] = op;
     pool.regions[slot] = r;
     onGpu++;
-    lastPool = pool;
-    lastSlot = slot;
     return ISSUED;
   }
 
-  /** Where the last op this class issued alone went (pool and event slot), for {@link XgmiCallerPoll}; under the turn. */
-  DevicePool lastPool;
-  int lastSlot;
+  /**
+   * The pool of {@code device} when it exists (null otherwise; never creates one): a caller that issued an op looks up
+   * where it went ({@link DevicePool#slotOf}) under the worker's turn.
+   */
+  DevicePool existingPool(int device) {
+    return device >= 0 && device < pools.length ? pools[device] : null;
+  }
 
   /**
    * A caller that saw the event of {@code op}'s {@code slot} completed gives the slot back (under the worker's turn), as a

@@ -117,9 +117,14 @@ final class XgmiWorker extends RegionConfirmingWorker {
       // in order: anything submitted before this op and not yet issued goes first, through the worker
       if (closing || hasQueued() || !backlog.isEmpty()) return false;
       issued = op != null ? issuer.issueReady(op) : fused.issueReady(group);
-      // a single copy: the thread that awaits it may query its event itself (XgmiCallerPoll); slot and pool are the turn's
-      if (issued == DeviceTransfers.ISSUED && op != null && op.blockCount() == 1 && callerPoll != null)
-        op.callerDrive = callerPoll.issued(op.local().deviceId(), transfers.lastPool, transfers.lastSlot, op);
+      // a single copy: the thread that awaits it may query its event itself (XgmiCallerPoll); still under the turn, so
+      // the op is on the slot it was issued to (only a poll under the turn takes it off)
+      if (issued == DeviceTransfers.ISSUED && op != null && op.blockCount() == 1 && callerPoll != null) {
+        int device = op.local().deviceId();
+        DevicePool pool = transfers.existingPool(device);
+        int slot = pool == null ? -1 : pool.slotOf(op);
+        if (slot >= 0) op.callerDrive = callerPoll.issued(device, pool, slot, op);
+      }
     } finally {
       TURN.setVolatile(this, FREE);
     }
