@@ -15,7 +15,7 @@ import java.nio.charset.StandardCharsets;
  * encoder, so an encoder bug cannot hide a decoder bug). Reads time out, so no test waits for ever.
  */
 final class RawClient implements AutoCloseable {
-  // the wire format as transport/README.md and WireFormat's Javadoc describe it
+  // the wire format as transport/docs/tcp.md and WireFormat's Javadoc describe it
   static final int REQ_MAGIC = 0x4d344a51;
   static final int RESP_MAGIC = 0x4d344a52;
   static final int VERSION = 1;
