@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.mori4j.bench.baseline.Baselines;
-import org.mori4j.bench.baseline.GpuCopyBaseline;
 import org.mori4j.natives.gpu.GpuRuntime;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
@@ -30,7 +29,9 @@ import picocli.CommandLine.TypeConversionException;
  * {@code --compare-cpu} measures the same sweep between host buffers of the same target for the ratio. With
  * {@code --backend rdma} both engines use the RDMA backend on the provider of {@code --rdma-provider} (real NICs
  * through libibverbs, or the software provider, whose rows are labelled emulation), and {@code --compare-tcp}
- * (on by default) measures the same points over TCP in the same run ({@link RdmaBench}).
+ * (on by default) measures the same points over TCP in the same run ({@link RdmaBench}). With {@code --backend tcp},
+ * {@code --rounds N} repeats the sweep and the baselines N times on the same warm engine and judges each ratio on the
+ * median of the rounds' ratios ({@link TcpBenchRounds}, {@link PairedRatios}).
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = "Measure mori4j transfers between two processes and print MORI's table with baselines beside it.")
@@ -79,6 +80,13 @@ public final class BenchCommand implements Callable<Integer> {
       + "(default: 0, one whole sweep after the other).")
   int compareCpuRounds;
 
+  @Option(names = "--rounds", paramLabel = "N", defaultValue = "1", description = "With --backend tcp: N rounds (1..50) of the whole "
+      + "sweep and every baseline on the same warm engine and target, mori4j first in odd rounds and the baselines first in even "
+      + "ones, then each ratio of the comparison as the median of the rounds' ratios with its range and the rounds at or better "
+      + "than the baseline. Pairs mori4j with its baselines; --compare-cpu-rounds pairs GPU with CPU rows point by point "
+      + "instead, and the two do not combine (default: ${DEFAULT-VALUE}).")
+  int rounds;
+
   @Option(names = "--peer", paramLabel = "HOST:PORT", description = "Use a running 'mori4j serve' instead of starting one.")
   String peer;
 
@@ -88,7 +96,8 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--host", defaultValue = "127.0.0.1", description = "Host this side's engine binds; the target must reach it (default: ${DEFAULT-VALUE}).")
   String host;
 
-  @Option(names = "--json", paramLabel = "FILE", description = "Also write the rows as JSON to FILE and the baselines to FILE.baselines.json.")
+  @Option(names = "--json", paramLabel = "FILE", description = "Also write the rows as JSON to FILE and the baselines to FILE.baselines.json; with --rounds every "
+      + "object has its round and the paired ratios go to FILE.paired.json.")
   Path json;
 
   @Option(names = "--plot", paramLabel = "FILE.svg", description = "Also draw bandwidth and latency by size, the rows beside the "
@@ -107,9 +116,6 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Mixin
   TcpOptions tcp = new TcpOptions();
-
-  /** Bytes the measured blocks cycle over (both buffers), known once the target's buffer was looked up. */
-  private long capacity;
 
   /** --backend xgmi, set by {@link #validate()}. */
   private boolean xgmi;
@@ -162,6 +168,7 @@ public final class BenchCommand implements Callable<Integer> {
       throw usage("--compare-cpu compares GPU memory with CPU memory: it needs --mem-type gpu or --target-mem-type gpu");
     if (compareCpuRounds < 0 || compareCpuRounds > 1000) throw usage("--compare-cpu-rounds must be in 0..1000: " + compareCpuRounds);
     if (compareCpuRounds > 0 && !compareCpu) throw usage("--compare-cpu-rounds needs --compare-cpu");
+    checkRounds(b);
     if (pingpongIters < 1) throw usage("--pingpong-iters must be at least 1: " + pingpongIters);
     if (iperfSeconds < 1 || iperfSeconds > 60) throw usage("--iperf-seconds must be in 1..60: " + iperfSeconds);
     if (peerNio != null && peer == null) throw usage("--peer-nio needs --peer");
@@ -176,6 +183,18 @@ public final class BenchCommand implements Callable<Integer> {
     // last: the flags are checked before this machine is asked for its RDMA devices
     rdmaProvider = rdmaBackend ? rdma.resolve(this::usage, RdmaFlags::engineChoice) : null;
     return plan;
+  }
+
+  /** --rounds: a count in range, a backend and mode it applies to, and baselines to pair with. */
+  private void checkRounds(String b) {
+    if (rounds < 1 || rounds > 50) throw usage("--rounds must be in 1..50: " + rounds);
+    if (rounds == 1) return;
+    if (!b.equals("tcp")) throw usage("--rounds " + rounds + " is for --backend tcp (got --backend " + backend + ")");
+    if (tls) throw usage("--rounds " + rounds + " pairs mori4j with its baselines; --tls compares plain TCP with TLS and runs no baselines");
+    if (!baselines) throw usage("--rounds " + rounds + " with --no-baselines: nothing to pair mori4j's rows with");
+    if (compareCpuRounds > 0)
+      throw usage("--rounds " + rounds + " with --compare-cpu-rounds " + compareCpuRounds + ": --rounds pairs whole sweeps with the "
+          + "baselines, --compare-cpu-rounds pairs GPU with CPU rows point by point; use one");
   }
 
   private ParameterException usage(String message) {
@@ -248,69 +267,17 @@ public final class BenchCommand implements Callable<Integer> {
         nioPort = peerNio == null ? 0 : peerNio;
         targetNote = "running serve";
       }
-      out.printf(Locale.ROOT, "mori4j bench: backend=tcp op=%s mem=%s target-mem=%s batch-transfer=%s session=%s iters=%d warmup=%d/%dms points=%d%s%n",
+      out.printf(Locale.ROOT, "mori4j bench: backend=tcp op=%s mem=%s target-mem=%s batch-transfer=%s session=%s iters=%d warmup=%d/%dms points=%d%s%s%n",
           sweep.op.name().toLowerCase(Locale.ROOT), localMem, peer == null ? targetMem : "(serve's)", sweep.batchTransfer, sweep.session,
-          sweep.iters, sweep.warmupIters, sweep.warmupMs, plan.points().size(), compareCpu ? " compare-cpu" : "");
+          sweep.iters, sweep.warmupIters, sweep.warmupMs, plan.points().size(), compareCpu ? " compare-cpu" : "", rounds > 1 ? " rounds=" + rounds : "");
       out.printf(Locale.ROOT, "  target %s:%d (%s), tcp %s%n", peerHost, peerPort, targetNote, tcp.config());
       if (gpu != null) out.printf(Locale.ROOT, "  gpu runtime %s: %s%n", gpu.name(), gpu.version());
       out.flush();
       TcpBenchPass pass = new TcpBenchPass(host, tcp, sweep, localMem, gpuDevice, compareCpu, compareCpuRounds);
-      TcpBenchPass.EngineRun run = pass.run(plan, peerHost, peerPort, target, gpu);
-      capacity = pass.capacity();
-      List<ResultRow> rows = run.rows();
-      boolean gpuRun = !run.localWhere().equals("cpu") || !run.remoteWhere().equals("cpu");
-      out.print(ResultTable.render(title(run.localWhere(), run.remoteWhere()), rows));
-      if (compareCpu) out.print(ResultTable.render(title("cpu", "cpu") + " [--compare-cpu]", run.cpuRows()));
-      for (String p : run.paths()) out.println(p);
-      out.println(run.registration());
-      out.flush();
-      List<BaselineRow> base = List.of();
-      List<String> cmp = new ArrayList<>();
-      if (baselines) {
-        ProgressBar progress = ProgressBar.forConsole(Baselines.steps(plan));
-        base = new ArrayList<>(Baselines.run(plan, new Baselines.Settings(peerHost, nioPort, capacity, sweep.iters, sweep.warmupIters,
-            sweep.warmupNanos(), pingpongIters, iperfSeconds), progress));
-        progress.finish();
-        int copyDevice = localMem.equals("gpu") ? gpuDevice : run.remoteGpu();
-        if (gpu != null && copyDevice >= 0) {
-          // the target's device for a peer copy only when it is on this machine (a spawned target)
-          int peerDevice = peer == null && localMem.equals("gpu") && run.remoteGpu() >= 0 ? run.remoteGpu() : -1;
-          long copySize = Math.min(Math.max(plan.points().stream().mapToLong(SweepPlan.Point::msgSize).max().orElse(0), GPU_COPY_SIZE), sweep.maxBuffer);
-          base.addAll(GpuCopyBaseline.run(gpu, copyDevice, peerDevice, copySize, sweep.iters, sweep.warmupIters, sweep.warmupNanos()));
-        }
-        out.print(ResultTable.renderBaselines("Baselines (same run)", base));
-      }
-      cmp.addAll(run.ratioLines());
-      if (gpuRun) {
-        cmp.addAll(Comparison.gpuLines(rows, compareCpu ? run.cpuRows() : null, base,
-            gpu != null ? GpuCopyBaseline.h2dSeries(gpu) : null, gpu != null ? GpuCopyBaseline.d2hSeries(gpu) : null));
-      }
-      if (baselines) {
-        // the NIO/iperf3/UCX ratios are CPU<->CPU references: against the CPU rows when there are some
-        List<ResultRow> cpuRef = compareCpu ? run.cpuRows() : rows;
-        for (String l : Comparison.lines(cpuRef, base)) cmp.add(gpuRun ? (compareCpu ? "cpu<->cpu " : "gpu ") + l : l);
-      }
-      if (!cmp.isEmpty()) {
-        out.println("Comparison (same run):");
-        for (String l : cmp) out.println("  " + l);
-      }
-      if (json != null) {
-        JsonRows.write(json, JsonRows.rowsToJson(rows));
-        List<Path> also = new ArrayList<>();
-        if (compareCpu) {
-          JsonRows.write(JsonRows.cpuRowsPath(json), JsonRows.rowsToJson(run.cpuRows()));
-          also.add(JsonRows.cpuRowsPath(json));
-        }
-        if (baselines) {
-          JsonRows.write(JsonRows.baselinesPath(json), JsonRows.baselinesToJson(base));
-          also.add(JsonRows.baselinesPath(json));
-        }
-        System.err.println("wrote " + json + (also.isEmpty() ? "" : " and " + also.stream().map(Path::toString).reduce((a, b) -> a + ", " + b).orElse("")));
-      }
-      if (plot != null) {
-        String where = gpuRun ? "mori4j " + run.localWhere() + "<->" + run.remoteWhere() : "mori4j";
-        new BenchPlot().measured(where, rows).measured("mori4j cpu<->cpu", run.cpuRows()).baselines(base)
-            .write(plot, title(run.localWhere(), run.remoteWhere()), gpu != null && gpuRun ? gpu.name() + " " + gpu.version() : null);
+      TcpBenchRounds report = new TcpBenchRounds(plan, sweep, rounds, baselines, new Baselines.Settings(peerHost, nioPort, 0, sweep.iters,
+          sweep.warmupIters, sweep.warmupNanos(), pingpongIters, iperfSeconds), localMem, gpuDevice, peer == null, compareCpu, json, plot);
+      try (TcpBenchPass.Warm warm = pass.open(plan, peerHost, peerPort, target, gpu)) {
+        report.run(warm, gpu, out);
       }
       return 0;
     } catch (EngineBenchmark.IntegrityException | EngineBenchmark.TransferFailedException e) {
@@ -325,13 +292,5 @@ public final class BenchCommand implements Callable<Integer> {
     } finally {
       if (target != null) target.close();
     }
-  }
-
-  /** Bytes of the raw GPU copies unless a row is bigger: the size issue 3 compares at. */
-  static final long GPU_COPY_SIZE = 64L << 20;
-
-  private String title(String localWhere, String remoteWhere) {
-    String mem = localWhere.equals("cpu") && remoteWhere.equals("cpu") ? "cpu memory" : localWhere + " <-> target " + remoteWhere + " memory";
-    return sweep.title(mem);
   }
 }

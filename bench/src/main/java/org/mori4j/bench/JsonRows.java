@@ -103,6 +103,16 @@ public final class JsonRows {
     return toJson(array);
   }
 
+  /** One row of {@link #rowsToJson} as an object, for a writer that adds keys of its own ({@code bench --rounds}: {@code round}). */
+  public static ObjectNode rowObject(ResultRow row) {
+    return rowNode(row, null, null);
+  }
+
+  /** One baseline of {@link #baselinesToJson} as an object, for a writer that adds keys of its own. */
+  public static ObjectNode baselineObject(BaselineRow b) {
+    return rowNode(b.row(), b.series(), b.note());
+  }
+
   /** Where the baselines of {@code --json FILE} go. */
   public static Path baselinesPath(Path main) {
     return sibling(main, "baselines");

@@ -137,7 +137,8 @@ public final class PlotCommand implements Callable<Integer> {
 
   private static boolean isSibling(Path f) {
     String n = f.getFileName().toString();
-    return SIBLINGS.stream().anyMatch(k -> n.endsWith("." + k + ".json"));
+    // bench --rounds' paired ratios (FILE.paired.json) are no rows: never a main file of --dir
+    return SIBLINGS.stream().anyMatch(k -> n.endsWith("." + k + ".json")) || n.endsWith(".paired.json");
   }
 
   static String stem(Path f) {

@@ -104,6 +104,20 @@ class BenchCommandTest {
   }
 
   @Test
+  void roundsAreCheckedBeforeAnythingStarts() {
+    assertUsageError(run("bench", "--rounds", "0"), "--rounds", "1..50", ": 0");
+    assertUsageError(run("bench", "--rounds", "51"), "--rounds", "1..50", ": 51");
+    assertUsageError(run("bench", "--rounds", "many"), "--rounds", "'many'");
+    assertUsageError(run("bench", "--rounds", "3", "--no-baselines"), "--rounds 3", "--no-baselines", "nothing to pair");
+    assertUsageError(run("bench", "--rounds", "2", "--backend", "rdma", "--rdma-provider", "software"), "--rounds 2", "--backend tcp", "rdma");
+    assertUsageError(run("bench", "--rounds", "2", "--backend", "xgmi"), "--rounds 2", "--backend tcp", "xgmi");
+    assertUsageError(run("bench", "--rounds", "2", "--tls"), "--rounds 2", "--tls");
+    assertUsageError(run("bench", "--rounds", "2", "--mem-type", "gpu", "--compare-cpu", "--compare-cpu-rounds", "3"),
+        "--rounds 2", "--compare-cpu-rounds 3", "use one");
+    // one round is a plain run: --no-baselines stays allowed there (BenchEndToEndTest runs it)
+  }
+
+  @Test
   void missingCommandIsAUsageError() {
     assertUsageError(run(), "missing command");
   }

@@ -127,4 +127,19 @@ class BenchGpuEndToEndTest {
     assertTrue(Files.readString(JsonRows.cpuRowsPath(json)).contains("\"msgSize\": 1048576"));
     assertTrue(Files.readString(json).contains("\"msgSize\": 1048576"));
   }
+
+  @Test
+  void roundsPairTheGpuRowsWithTheCpuRowsAndTheBaselinesOfEachRound(@TempDir Path dir) throws Exception {
+    Path json = dir.resolve("r.json");
+    Outcome o = bench(args("--mem-type", "gpu", "--target-gpu-device", targetDevice(), "--buffer-size", "1M", "--transfer-batch-size", "1",
+        "--compare-cpu", "--rounds", "2", "--pingpong-iters", "200", "--iperf-seconds", "1", "--json", json.toString()));
+    assertEquals(0, o.code(), o.out());
+    assertTrue(o.out().contains("[--compare-cpu, round 2 of 2]"), o.out());
+    String section = o.out().substring(o.out().indexOf("Paired rounds (2 rounds, same run)"));
+    assertTrue(Pattern.compile("gpu write 1 MiB x 1 avg BW: [0-9]+% of cpu<->cpu, median of 2 ").matcher(section).find(), section);
+    assertTrue(section.contains("cpu<->cpu write 1 MiB x 1 avg BW: "), section);
+    String paired = Files.readString(TcpBenchRounds.pairedPath(json));
+    assertTrue(paired.contains("\"scope\": \"gpu\"") && paired.contains("\"series\": \"cpu<->cpu\""), paired);
+    assertTrue(Files.readString(JsonRows.cpuRowsPath(json)).contains("\"round\": 2"));
+  }
 }

@@ -1,6 +1,8 @@
 package org.mori4j.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -21,8 +23,30 @@ class ComparisonTest {
         BaselineRow.missing("ucx tag_lat", "ucx_perftest not installed"));
     List<String> l = Comparison.lines(rows, base);
     assertEquals(List.of(
-        "4 KiB x 1: p50 60.00 us = 2.00x nio-pingpong p50 (30.00 us); ucx tag_lat not measured",
+        "4 KiB x 1: p50 60.00 us = 2.00x nio-pingpong p50 (30.00 us); ucx tag_lat round-trip not measured",
         "64 MiB x 1: avg BW 3.60 GB/s = 120% of nio-stream (3.00), 90% of iperf3 (4.00), ucx tag_bw not measured"), l);
+  }
+
+  @Test
+  void theLatencyRowIsAMultipleOfBothRoundTripsAndTheRatiosAreValues() {
+    ResultRow k4 = row(4096, 0.4, 11.0);
+    List<BaselineRow> base = List.of(new BaselineRow("nio-pingpong 4KiB", row(4096, 0.1, 22), ""),
+        new BaselineRow("ucx tag_lat", new ResultRow(4096, 1, 4096, Double.NaN, Double.NaN, Double.NaN, 11.0, 11.5, Double.NaN), ""));
+    assertEquals(List.of("4 KiB x 1: p50 11.00 us = 0.50x nio-pingpong p50 (22.00 us); 0.96x ucx tag_lat round-trip p50 (11.50 us)"),
+        Comparison.lines(List.of(k4), base));
+    List<Comparison.Ratio> r = Comparison.ratios(List.of(k4), base);
+    assertEquals(2, r.size());
+    assertEquals(11.0 / 11.5, r.get(1).value(), 1e-12);
+    assertTrue(r.get(1).atOrBetter(), "lower latency than the reference is better");
+    // bandwidth: higher is better; exactly the reference counts as at-or-better
+    ResultRow big = row(64L << 20, 4.0, 16000);
+    List<Comparison.Ratio> bw = Comparison.ratios(List.of(big), List.of(
+        new BaselineRow("ucx tag_bw", ResultRow.bandwidthOnly(64L << 20, 64L << 20, 4.0), "")));
+    assertEquals(List.of("nio-stream", "iperf3 single-stream", "ucx tag_bw"), bw.stream().map(Comparison.Ratio::series).toList());
+    assertFalse(bw.get(0).measured());
+    assertFalse(bw.get(0).atOrBetter(), "a missing reference is never at or better");
+    assertTrue(bw.get(2).atOrBetter());
+    assertEquals(1.0, bw.get(2).value(), 1e-12);
   }
 
   @Test
