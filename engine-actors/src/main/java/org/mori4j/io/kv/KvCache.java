@@ -30,6 +30,11 @@ import org.mori4j.io.StatusCode;
 public final class KvCache implements AutoCloseable {
   /** Requests a receiver keeps track of before the oldest are forgotten. */
   static final int MAX_TRACKED_REQUESTS = 65_536;
+  /**
+   * Migration ids a receiver remembers of the requests it was told to {@link #forget}, so their late notices are
+   * dropped; the earliest forgotten leave first. At one id per request, the last 65,536 forgotten requests (1.5 MiB once full).
+   */
+  static final int MAX_FORGOTTEN_MIGRATIONS = 65_536;
 
   private final IoEngine engine;
   private final String name;
@@ -58,7 +63,7 @@ public final class KvCache implements AutoCloseable {
     this.name = name;
     this.layout = layout;
     this.buffers = List.copyOf(buffers);
-    this.landings = new KvLandings(name, layout.layers(), MAX_TRACKED_REQUESTS);
+    this.landings = new KvLandings(name, layout.layers(), MAX_TRACKED_REQUESTS, MAX_FORGOTTEN_MIGRATIONS);
     this.endpoint = KvEndpoint.register(this);
     this.desc = new KvCacheDesc(name, engine.key(), layout, this.buffers, endpoint.path);
   }
@@ -318,10 +323,13 @@ public final class KvCache implements AutoCloseable {
   }
 
   /**
-   * Receiver side: drops what is known of {@code requestId} (its waiters learn it was forgotten). Nothing of it is
-   * remembered afterwards, so a notification still in flight when it is forgotten (an XGMI sender's fallback message for
-   * a range this cache already heard through its landing board) is reported to subscribers once more: subscribers
-   * should ignore events of requests they no longer track.
+   * Receiver side: drops what is known of {@code requestId} (its waiters learn it was forgotten). A range is told
+   * twice (the receiving engine's own record or landing board first, the sender's message after), so a notice can
+   * still be in flight when the request is forgotten: this cache keeps the ids of the migrations it had heard of for
+   * the request (the last {@value #MAX_FORGOTTEN_MIGRATIONS} ids forgotten) and drops their later notices, so
+   * subscribers and waiters hear nothing more of them. A new migration under the same request id (a retry) has a new
+   * id and is reported as a new request. Beyond the bound, or for a migration whose first notice arrives only after
+   * the forget, a late notice is reported as a new request.
    */
   public void forget(String requestId) {
     landings.forget(requestId);

@@ -15,7 +15,9 @@ import org.mori4j.io.internal.DescriptorCodec;
  */
 public record KvCacheDesc(String name, String engineKey, KvCacheLayout layout, List<MemoryDesc> buffers, String endpoint) {
   private static final int MAGIC = 0x4d344b43; // "M4KC"
-  private static final int VERSION = 2; // 2: the layout carries tensorBuffers
+  // 2: the layout carries tensorBuffers; 3: the endpoint's notices carry migration ids (KvMessageSerializer's KL2/KS2/KA2),
+  // which a build reading 2 cannot read: the version keeps such builds from pairing up
+  private static final int VERSION = 3;
 
   public KvCacheDesc {
     Objects.requireNonNull(name, "name");
@@ -45,6 +47,10 @@ public record KvCacheDesc(String name, String engineKey, KvCacheLayout layout, L
   /** Parses {@link #toBytes()}'s output; anything else throws {@link IllegalArgumentException}. */
   public static KvCacheDesc fromBytes(byte[] bytes) {
     return DescriptorCodec.decode("KvCacheDesc", () -> {
+      int older = bytes != null && bytes.length >= 6 && ByteBuffer.wrap(bytes).getInt() == MAGIC ? ByteBuffer.wrap(bytes).getShort(4) & 0xffff : VERSION;
+      if (older < VERSION)
+        throw new IllegalArgumentException("KvCacheDesc: version " + older + " comes from an older mori4j, whose KV notices carry no migration id;"
+            + " this build reads version " + VERSION + ": run the same mori4j build on both engines");
       ByteBuffer in = DescriptorCodec.open(bytes, MAGIC, VERSION, "KvCacheDesc");
       String name = DescriptorCodec.readString(in, "KvCacheDesc.name");
       String key = DescriptorCodec.readString(in, "KvCacheDesc.engineKey");

@@ -64,7 +64,7 @@ final class KvEndpoint {
     KvProtocol.LayersSent s = e.sent;
     KvHopTrace.mark(KvHopTrace.RECEIVED, s.requestId(), s.fromLayer(), s.toLayer());
     KvCache c = caches.get(s.cacheName());
-    if (c != null) c.landings().landed(s.requestId(), s.fromLayer(), s.toLayer(), s.fromEngine());
+    if (c != null) c.landings().landed(s.requestId(), s.migration(), s.fromLayer(), s.toLayer(), s.fromEngine());
     KvHopTrace.mark(KvHopTrace.PUBLISHED, s.requestId(), s.fromLayer(), s.toLayer());
     ref.tell(new KvProtocol.InboundLanded(e));
   }
@@ -105,9 +105,9 @@ final class KvEndpoint {
           if (ignoreSenderMessages) return Behaviors.same();
           KvHopTrace.mark(KvHopTrace.RECEIVED, m.requestId(), m.fromLayer(), m.toLayer());
           KvCache c = caches.get(m.cacheName());
-          if (c != null) c.landings().landed(m.requestId(), m.fromLayer(), m.toLayer(), m.fromEngine());
+          if (c != null) c.landings().landed(m.requestId(), m.migration(), m.fromLayer(), m.toLayer(), m.fromEngine());
           KvHopTrace.mark(KvHopTrace.PUBLISHED, m.requestId(), m.fromLayer(), m.toLayer());
-          inbound.senderReported(m.fromEngine(), m.requestId(), m.fromLayer(), m.toLayer());
+          inbound.senderReported(m.fromEngine(), m.requestId(), m.migration(), m.fromLayer(), m.toLayer());
           return Behaviors.same();
         })
         .onMessage(KvProtocol.LayersSent.class, m -> {
@@ -118,7 +118,7 @@ final class KvEndpoint {
           KvProtocol.LayersSent s = m.range().sent;
           inbound.settled(m.range());
           KvCache c = caches.get(s.cacheName());
-          if (c != null) c.landings().landed(s.requestId(), s.fromLayer(), s.toLayer(), s.fromEngine());
+          if (c != null) c.landings().landed(s.requestId(), s.migration(), s.fromLayer(), s.toLayer(), s.fromEngine());
           return Behaviors.same();
         })
         .onMessage(KvProtocol.InboundForgotten.class, m -> {
@@ -126,9 +126,9 @@ final class KvEndpoint {
           return Behaviors.same();
         })
         .onMessage(KvProtocol.RequestAborted.class, m -> {
-          inbound.senderReported(m.fromEngine(), m.requestId(), -1, -1);
+          inbound.senderReported(m.fromEngine(), m.requestId(), m.migration(), -1, -1);
           KvCache c = caches.get(m.cacheName());
-          if (c != null) c.landings().aborted(m.requestId(), m.fromEngine(), m.reason());
+          if (c != null) c.landings().aborted(m.requestId(), m.migration(), m.fromEngine(), m.reason());
           return Behaviors.same();
         })
         .onMessage(KvProtocol.Describe.class, m -> {

@@ -98,7 +98,7 @@ final class KvInbound implements IoEngine.InboundListener {
   void expect(KvProtocol.LayersSent m) {
     Expected e = new Expected(m);
     for (long u : m.uids()) byUid.put(new Key(m.fromEngine(), u), e);
-    byRequest.computeIfAbsent(requestKey(m.fromEngine(), m.requestId()), k -> new ArrayList<>(4)).add(e);
+    byRequest.computeIfAbsent(requestKey(m.fromEngine(), m.requestId(), m.migration()), k -> new ArrayList<>(4)).add(e);
     oldestFirst.add(e);
     if (m.board()) boardRanges.incrementAndGet();
     while (oldestFirst.size() > MAX_RANGES) drop(oldestFirst.peekFirst());
@@ -169,10 +169,11 @@ final class KvInbound implements IoEngine.InboundListener {
   /**
    * Endpoint's thread: the sender reported layers {@code [fromLayer, toLayer)} of the request landed (the fallback) or
    * aborted ({@code fromLayer < 0}: every range): what is still announced for them is dropped, and writes that
-   * landed unclaimed are popped so the notification table does not keep them.
+   * landed unclaimed are popped so the notification table does not keep them. Only migration {@code migration}'s: a
+   * late report of an earlier migration of the request id leaves a newer one's announcements alone.
    */
-  void senderReported(String fromEngine, String requestId, int fromLayer, int toLayer) {
-    List<Expected> l = byRequest.get(requestKey(fromEngine, requestId));
+  void senderReported(String fromEngine, String requestId, long migration, int fromLayer, int toLayer) {
+    List<Expected> l = byRequest.get(requestKey(fromEngine, requestId, migration));
     if (l == null) return;
     for (Expected e : List.copyOf(l)) {
       // a stream's layers may have been announced one by one and reported together
@@ -195,13 +196,13 @@ final class KvInbound implements IoEngine.InboundListener {
 
   private void drop(Expected e) {
     if (oldestFirst.remove(e) && e.sent.board()) boardRanges.decrementAndGet();
-    String rk = requestKey(e.sent.fromEngine(), e.sent.requestId());
+    String rk = requestKey(e.sent.fromEngine(), e.sent.requestId(), e.sent.migration());
     List<Expected> l = byRequest.get(rk);
     if (l != null && l.remove(e) && l.isEmpty()) byRequest.remove(rk);
     for (long u : e.sent.uids()) byUid.remove(new Key(e.sent.fromEngine(), u), e);
   }
 
-  private static String requestKey(String engine, String requestId) {
-    return engine + '\u0000' + requestId;
+  private static String requestKey(String engine, String requestId, long migration) {
+    return engine + '\u0000' + requestId + '\u0000' + migration;
   }
 }

@@ -9,10 +9,15 @@ import org.mori4j.io.internal.ResolvingSerializer;
 
 /**
  * Binary serializer of {@link KvProtocol}'s network messages, in the descriptors' length-checked format; a
- * malformed frame is refused whole.
+ * malformed frame is refused whole. The manifest is the frame's format: the notices of a request carry the sending
+ * migration's id since {@link KvCacheDesc} version 3, under new manifests ({@code KL2}, {@code KS2}, {@code KA2}); a
+ * frame under the earlier ones comes from an older mori4j and is refused saying so (the descriptor's version already
+ * keeps two such builds from pairing up; this names the cause should a frame get through anyway).
  */
 public final class KvMessageSerializer extends ResolvingSerializer {
-  private static final String LANDED = "KL", SENT = "KS", ABORTED = "KA", DESCRIBE = "KD", DESCRIPTION = "Kd";
+  private static final String LANDED = "KL2", SENT = "KS2", ABORTED = "KA2", DESCRIBE = "KD", DESCRIPTION = "Kd";
+  /** The notices' manifests before migration ids. */
+  private static final java.util.Set<String> WITHOUT_MIGRATION = java.util.Set.of("KL", "KS", "KA");
 
   public KvMessageSerializer(ExtendedActorSystem system) {
     super(system);
@@ -39,14 +44,15 @@ public final class KvMessageSerializer extends ResolvingSerializer {
   public byte[] toBinary(Object o) {
     DescriptorCodec.Writer w = new DescriptorCodec.Writer();
     switch (o) {
-      case KvProtocol.LayersLanded l -> w.string(l.cacheName()).string(l.requestId()).i32(l.fromLayer()).i32(l.toLayer()).string(l.fromEngine());
+      case KvProtocol.LayersLanded l ->
+          w.string(l.cacheName()).string(l.requestId()).i64(l.migration()).i32(l.fromLayer()).i32(l.toLayer()).string(l.fromEngine());
       case KvProtocol.LayersSent l -> {
-        w.string(l.cacheName()).string(l.requestId()).i32(l.fromLayer()).i32(l.toLayer()).string(l.fromEngine()).i32(l.uids().length);
+        w.string(l.cacheName()).string(l.requestId()).i64(l.migration()).i32(l.fromLayer()).i32(l.toLayer()).string(l.fromEngine()).i32(l.uids().length);
         for (long u : l.uids()) w.i64(u);
         // optional trailing flag and the sender's incarnation: frames without them read as no board
         if (l.board()) w.i8(1).i64(l.fromIncarnation());
       }
-      case KvProtocol.RequestAborted a -> w.string(a.cacheName()).string(a.requestId()).string(a.fromEngine()).string(a.reason());
+      case KvProtocol.RequestAborted a -> w.string(a.cacheName()).string(a.requestId()).i64(a.migration()).string(a.fromEngine()).string(a.reason());
       case KvProtocol.Describe d -> w.string(d.cacheName()).string(resolver().toSerializationFormat(d.replyTo()));
       case KvProtocol.Description d -> {
         w.string(d.cacheName()).i32(d.desc().length);
@@ -59,18 +65,23 @@ public final class KvMessageSerializer extends ResolvingSerializer {
 
   @Override
   public Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
+    if (WITHOUT_MIGRATION.contains(manifest))
+      throw new NotSerializableException("a '" + manifest + "' KV notice without a migration id comes from a mori4j older than this one (which reads '"
+          + manifest + "2'): run the same mori4j build on both engines");
     try {
       if (bytes.length > DescriptorCodec.MAX_DESCRIPTOR_BYTES + 8192) throw new IllegalArgumentException("message too long");
       ByteBuffer in = ByteBuffer.wrap(bytes);
       Object out = switch (manifest) {
         case LANDED -> {
           String cache = DescriptorCodec.readString(in, "cacheName"), req = DescriptorCodec.readString(in, "requestId");
+          long migration = migration(in);
           DescriptorCodec.need(in, 8, "layers");
           int from = in.getInt(), to = in.getInt();
-          yield new KvProtocol.LayersLanded(cache, req, from, to, DescriptorCodec.readString(in, "fromEngine"));
+          yield new KvProtocol.LayersLanded(cache, req, migration, from, to, DescriptorCodec.readString(in, "fromEngine"));
         }
         case SENT -> {
           String cache = DescriptorCodec.readString(in, "cacheName"), req = DescriptorCodec.readString(in, "requestId");
+          long migration = migration(in);
           DescriptorCodec.need(in, 8, "layers");
           int from = in.getInt(), to = in.getInt();
           String engine = DescriptorCodec.readString(in, "fromEngine");
@@ -88,10 +99,13 @@ public final class KvMessageSerializer extends ResolvingSerializer {
             DescriptorCodec.need(in, 8, "sender incarnation");
             incarnation = in.getLong();
           }
-          yield new KvProtocol.LayersSent(cache, req, from, to, engine, uids, board, incarnation);
+          yield new KvProtocol.LayersSent(cache, req, migration, from, to, engine, uids, board, incarnation);
         }
-        case ABORTED -> new KvProtocol.RequestAborted(DescriptorCodec.readString(in, "cacheName"), DescriptorCodec.readString(in, "requestId"),
-            DescriptorCodec.readString(in, "fromEngine"), DescriptorCodec.readString(in, "reason"));
+        case ABORTED -> {
+          String cache = DescriptorCodec.readString(in, "cacheName"), req = DescriptorCodec.readString(in, "requestId");
+          long migration = migration(in);
+          yield new KvProtocol.RequestAborted(cache, req, migration, DescriptorCodec.readString(in, "fromEngine"), DescriptorCodec.readString(in, "reason"));
+        }
         case DESCRIBE -> {
           String cache = DescriptorCodec.readString(in, "cacheName");
           String path = DescriptorCodec.readString(in, "replyTo");
@@ -116,5 +130,12 @@ public final class KvMessageSerializer extends ResolvingSerializer {
     } catch (IllegalArgumentException | java.nio.BufferUnderflowException e) {
       throw new NotSerializableException("malformed " + manifest + " message: " + e.getMessage());
     }
+  }
+
+  private static long migration(ByteBuffer in) {
+    DescriptorCodec.need(in, 8, "migration id");
+    long m = in.getLong();
+    if (m == 0) throw new IllegalArgumentException("migration id 0");
+    return m;
   }
 }

@@ -35,6 +35,7 @@ public final class KvMigration {
   public record Chunk(int fromLayer, int toLayer, StatusCode code, String message) {}
 
   private final String requestId;
+  private final long migrationId = KvMigrationIds.next(); // its identity in every notice to the receiver
   private final Mode mode;
   private final KvCache local;
   private final KvCacheDesc remote;
@@ -114,7 +115,7 @@ public final class KvMigration {
       for (int i = 0; i < uids[l].length; i++) uids[l][i] = local.engine().allocateTransferUid();
     }
     for (int l = 0; l < layers; l++)
-      remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, l, l + 1, local.engine().key(), uids[l], board != null, boardIncarnation));
+      remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, migrationId, l, l + 1, local.engine().key(), uids[l], board != null, boardIncarnation));
     synchronized (this) {
       announced = uids;
       announcedPlans = plans;
@@ -128,6 +129,9 @@ public final class KvMigration {
   }
 
   public String requestId() { return requestId; }
+
+  /** The identity its notices carry to the receiver (tests). */
+  long migrationId() { return migrationId; }
 
   public Mode mode() { return mode; }
 
@@ -300,7 +304,7 @@ public final class KvMigration {
     // announced after the data left: a remote tell costs 20-300 us on a loaded host, which the layer's bytes no
     // longer wait for; the receiving engine matches writes that landed before the announcement when it arrives
     if (told != null && told.length > 0)
-      remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, from, to, local.engine().key(), told, board != null, boardIncarnation));
+      remoteEndpoint.tell(new KvProtocol.LayersSent(remote.name(), requestId, migrationId, from, to, local.engine().key(), told, board != null, boardIncarnation));
     // the calls stopped early (the migration ended): the range did not land, whatever its issued statuses do
     if (stopped && !chunk.isDone()) chunk.complete(new Chunk(from, to, code, message));
     if (left.decrementAndGet() == 0 && !chunk.isDone()) {
@@ -355,17 +359,17 @@ public final class KvMigration {
   /** The data of layers [from, to) is in the destination: say so there, then count them. */
   private void landed(int from, int to) {
     if (!inProgress()) return;
-    if (mode == Mode.PULL) local.landings().landed(requestId, from, to, remote.engineKey());
+    if (mode == Mode.PULL) local.landings().landed(requestId, migrationId, from, to, remote.engineKey());
     else {
-      remoteEndpoint.tell(new KvProtocol.LayersLanded(remote.name(), requestId, from, to, local.engine().key()));
+      remoteEndpoint.tell(new KvProtocol.LayersLanded(remote.name(), requestId, migrationId, from, to, local.engine().key()));
       KvHopTrace.mark(KvHopTrace.TOLD, requestId, from, to);
     }
     if (layersLanded.addAndGet(to - from) == local.layout().layers()) finish(StatusCode.SUCCESS, "");
   }
 
   private void tellAborted(String why) {
-    if (mode == Mode.PULL) local.landings().aborted(requestId, remote.engineKey(), why);
-    else remoteEndpoint.tell(new KvProtocol.RequestAborted(remote.name(), requestId, local.engine().key(), why));
+    if (mode == Mode.PULL) local.landings().aborted(requestId, migrationId, remote.engineKey(), why);
+    else remoteEndpoint.tell(new KvProtocol.RequestAborted(remote.name(), requestId, migrationId, local.engine().key(), why));
   }
 
   private boolean fail(StatusCode c, String why) {
