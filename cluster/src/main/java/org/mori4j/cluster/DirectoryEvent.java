@@ -7,7 +7,7 @@ import org.mori4j.io.MemoryDesc;
  * {@link Published} for every name already listed when it subscribes, then a {@link Published} whenever a name
  * appears or its descriptor changes and an {@link Unpublished} whenever one disappears. Events describe this
  * member's replica of the directory, so they follow a change made elsewhere after replication (typically
- * well under a second, see {@code cluster/README.md}). They are delivered in the subscriber's own
+ * well under a second, see {@code cluster/docs/descriptor-directory.md}). They are delivered in the subscriber's own
  * ActorSystem and are not meant to cross the network (they carry parsed descriptors, not their bytes).
  */
 public sealed interface DirectoryEvent {
