@@ -16,6 +16,7 @@ import java.lang.invoke.MethodHandle;
 import org.mori4j.natives.NativeException;
 import org.mori4j.natives.NativeLibrary;
 import org.mori4j.natives.gpu.FunctionTable;
+import org.mori4j.natives.gpu.StatusCalls;
 
 /**
  * The CUDA driver API ({@code libcuda.so.1}) through FFM: initialisation, devices, primary contexts, errors
@@ -52,6 +53,9 @@ public final class CudaDriver {
       FunctionDescriptor.of(CU_RESULT, JAVA_INT, ADDRESS, ADDRESS, CU_DEVICEPTR));
   private static final MethodHandle GET_ERROR_NAME = FUNCTIONS.bind("cuGetErrorName", FunctionDescriptor.of(CU_RESULT, CU_RESULT, ADDRESS));
   private static final MethodHandle GET_ERROR_STRING = FUNCTIONS.bind("cuGetErrorString", FunctionDescriptor.of(CU_RESULT, CU_RESULT, ADDRESS));
+
+  /** Every call's check: a {@code CUresult} other than success becomes a NativeException named by the driver. */
+  static final StatusCalls CALLS = new StatusCalls("cuda", CudaConstants.CUDA_SUCCESS, CudaDriver::errorName, CudaDriver::errorString);
 
   static {
     // The other API groups bind into the same table; touching them here makes the table complete as soon as
@@ -204,12 +208,7 @@ public final class CudaDriver {
 
   /** Throws the {@link NativeException} for a failed {@code function}, or returns when {@code rc} is success. */
   static void check(int rc, String function) {
-    if (rc != CudaConstants.CUDA_SUCCESS) throw failure(rc, function);
-  }
-
-  static NativeException failure(int rc, String function) {
-    String name = errorName(rc);
-    return new NativeException("cuda", function, rc, name, function + " failed: " + name + " (" + errorString(rc) + ")");
+    CALLS.check(rc, function);
   }
 
   /** A native call returning a {@code CUresult}, written as a lambda around {@code invokeExact}. */

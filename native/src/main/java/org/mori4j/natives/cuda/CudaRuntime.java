@@ -1,6 +1,5 @@
 package org.mori4j.natives.cuda;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,8 +8,6 @@ import org.mori4j.natives.NativeException;
 import org.mori4j.natives.gpu.DeviceBuffer;
 import org.mori4j.natives.gpu.DeviceMemoryInfo;
 import org.mori4j.natives.gpu.Dim3;
-import org.mori4j.natives.gpu.GpuEvent;
-import org.mori4j.natives.gpu.GpuModule;
 import org.mori4j.natives.gpu.GpuModule.GpuFunction;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.gpu.GpuStream;
@@ -18,23 +15,27 @@ import org.mori4j.natives.gpu.HostMemory;
 import org.mori4j.natives.gpu.HostRegistration;
 import org.mori4j.natives.gpu.IpcMapping;
 import org.mori4j.natives.gpu.KernelArgs;
+import org.mori4j.natives.gpu.NativeGpuRuntime;
 import org.mori4j.natives.gpu.PinnedBuffer;
 import org.mori4j.natives.gpu.PointerInfo;
 
 /**
- * {@link GpuRuntime} on the CUDA driver API and NVRTC. It works in each device's primary context (the one
- * the CUDA runtime API and libraries such as PyTorch also use, so device pointers from them are valid here),
- * retained on first use and kept for the life of the process. The driver's current context is per thread,
+ * {@link GpuRuntime} on the CUDA driver API and NVRTC: streams, events, modules and launches are
+ * {@link NativeGpuRuntime}'s, written once for CUDA and HIP, on CUDA's symbols ({@link CudaExecutionApi#API});
+ * devices, memory, copies, IPC, pointer checks and compilation are here. It works in each device's primary
+ * context (the one the CUDA runtime API and libraries such as PyTorch also use, so device pointers from them are
+ * valid here), retained on first use and kept for the life of the process. The driver's current context is per thread,
  * so every operation first makes the right one current on the calling thread; a thread-local remembers the
  * last one set so that a poller calling {@code isComplete()} in a loop pays that only once.
  */
-public final class CudaRuntime implements GpuRuntime {
+public final class CudaRuntime extends NativeGpuRuntime {
   private static final ThreadLocal<MemorySegment> CURRENT = new ThreadLocal<>();
 
   private final AtomicReferenceArray<MemorySegment> contexts;
   private final int driverVersion;
 
   private CudaRuntime(int deviceCount, int driverVersion) {
+    super("cuda", deviceCount, CudaExecutionApi.API, CudaExecutionApi.GRID);
     this.contexts = new AtomicReferenceArray<>(deviceCount);
     this.driverVersion = driverVersion;
   }
@@ -53,11 +54,6 @@ public final class CudaRuntime implements GpuRuntime {
   }
 
   @Override
-  public String name() {
-    return "cuda";
-  }
-
-  @Override
   public String version() {
     String nvrtc;
     try {
@@ -67,11 +63,6 @@ public final class CudaRuntime implements GpuRuntime {
       nvrtc = "no NVRTC (" + e.getMessage() + ")";
     }
     return "CUDA driver " + driverVersion / 1000 + "." + driverVersion % 1000 / 10 + " (" + CudaDriver.library().loadedName().orElse("?") + "), " + nvrtc;
-  }
-
-  @Override
-  public int deviceCount() {
-    return contexts.length();
   }
 
   @Override
@@ -174,47 +165,31 @@ public final class CudaRuntime implements GpuRuntime {
   @Override
   public void copyHostToDeviceAsync(long dst, MemorySegment src, long size, GpuStream stream) {
     long host = HostMemory.requireNative(src, size);
-    CudaStream s = bindStream(stream);
-    CudaMemoryApi.memcpyHtoDAsync(dst, host, size, s.handle());
+    CudaMemoryApi.memcpyHtoDAsync(dst, host, size, boundStream(stream));
   }
 
   @Override
   public void copyDeviceToHostAsync(MemorySegment dst, long src, long size, GpuStream stream) {
     long host = HostMemory.requireNative(dst, size);
-    CudaStream s = bindStream(stream);
-    CudaMemoryApi.memcpyDtoHAsync(host, src, size, s.handle());
+    CudaMemoryApi.memcpyDtoHAsync(host, src, size, boundStream(stream));
   }
 
   @Override
   public void copyDeviceToDeviceAsync(long dst, long src, long size, GpuStream stream) {
-    CudaStream s = bindStream(stream);
-    CudaMemoryApi.memcpyDtoDAsync(dst, src, size, s.handle());
+    CudaMemoryApi.memcpyDtoDAsync(dst, src, size, boundStream(stream));
   }
 
   @Override
   public void copyPeerAsync(long dst, int dstDevice, long src, int srcDevice, long size, GpuStream stream) {
     MemorySegment dstContext = context(dstDevice);
     MemorySegment srcContext = context(srcDevice);
-    CudaStream s = bindStream(stream);
-    CudaMemoryApi.memcpyPeerAsync(dst, dstContext, src, srcContext, size, s.handle());
+    CudaMemoryApi.memcpyPeerAsync(dst, dstContext, src, srcContext, size, boundStream(stream));
   }
 
   @Override
   public void fill(long dst, byte value, long size) {
     bindAny();
     CudaMemoryApi.memsetD8(dst, value, size);
-  }
-
-  @Override
-  public GpuStream createStream(int device) {
-    bind(device);
-    return new CudaStream(this, device, CudaExecutionApi.streamCreate(CudaConstants.CU_STREAM_NON_BLOCKING));
-  }
-
-  @Override
-  public GpuEvent createEvent(int device, boolean timing) {
-    bind(device);
-    return new CudaEvent(this, device, CudaExecutionApi.eventCreate(timing ? CudaConstants.CU_EVENT_DEFAULT : CudaConstants.CU_EVENT_DISABLE_TIMING));
   }
 
   @Override
@@ -258,67 +233,25 @@ public final class CudaRuntime implements GpuRuntime {
     return Nvrtc.compile(source, name, all.toArray(String[]::new));
   }
 
+  /** Every kernel now, while nothing of ours spins: see {@link CudaExecutionApi#loadAllFunctions}. */
   @Override
-  public GpuModule loadModule(int device, byte[] image) {
-    bind(device);
-    MemorySegment handle = CudaExecutionApi.moduleLoadData(image);
-    try {
-      // every kernel now, while nothing of ours spins: see loadAllFunctions
-      CudaExecutionApi.loadAllFunctions(handle);
-    } catch (RuntimeException e) {
-      CudaExecutionApi.moduleUnload(handle);
-      throw e;
-    }
-    return new CudaModule(this, device, handle);
+  protected void prepareModule(MemorySegment module) {
+    CudaExecutionApi.loadAllFunctions(module);
   }
 
-  /**
-   * The stream a launch of {@code function} goes to (NULL: the legacy default stream), with the function's device
-   * made current; a stream of another device is refused.
-   */
-  private MemorySegment launchStream(GpuFunction function, GpuStream stream) {
-    if (stream == null) {
-      bind(function.device());
-      return MemorySegment.NULL;
-    }
-    CudaStream s = bindStream(stream);
-    if (s.device() != function.device()) {
-      throw new IllegalArgumentException("kernel " + function.name() + " is loaded on device " + function.device() + " but the stream is on device " + s.device());
-    }
-    return s.handle();
-  }
-
+  /** Lays the arguments out in the process-wide spare ({@link LaunchScratch}) when it is free and large enough. */
   @Override
-  public void launch(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
-    MemorySegment streamHandle = launchStream(function, stream);
-    MemorySegment f = MemorySegment.ofAddress(function.handle());
-    // cuLaunchKernel copies the parameter values when it queues the launch, so the memory is free again once it returns.
+  protected void launchOn(MemorySegment streamHandle, GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, KernelArgs args) {
     LaunchScratch scratch = LaunchScratch.take(args);
-    if (scratch != null) {
-      try {
-        CudaExecutionApi.launchKernel(f, grid.x(), grid.y(), grid.z(), block.x(), block.y(), block.z(), sharedMemBytes, streamHandle, scratch.write(args));
-      } finally {
-        scratch.giveBack();
-      }
+    if (scratch == null) {
+      super.launchOn(streamHandle, function, grid, block, sharedMemBytes, args);
       return;
     }
-    try (Arena arena = Arena.ofConfined()) {
-      CudaExecutionApi.launchKernel(f, grid.x(), grid.y(), grid.z(), block.x(), block.y(), block.z(), sharedMemBytes, streamHandle, args.toNative(arena));
+    try {
+      launchKernel(function, grid, block, sharedMemBytes, streamHandle, scratch.write(args));
+    } finally {
+      scratch.giveBack();
     }
-  }
-
-  @Override
-  public void launchCooperative(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
-    MemorySegment streamHandle = launchStream(function, stream);
-    try (Arena arena = Arena.ofConfined()) {
-      CudaExecutionApi.GRID.launchCooperative(MemorySegment.ofAddress(function.handle()), grid, block, sharedMemBytes, streamHandle, args.toNative(arena));
-    }
-  }
-
-  @Override
-  public int maxActiveBlocksPerMultiprocessor(GpuFunction function, int blockThreads, int dynamicSharedBytes) {
-    bind(function.device());
-    return CudaExecutionApi.GRID.maxActiveBlocksPerMultiprocessor(MemorySegment.ofAddress(function.handle()), blockThreads, dynamicSharedBytes);
   }
 
   @Override
@@ -334,7 +267,8 @@ public final class CudaRuntime implements GpuRuntime {
   }
 
   /** Makes {@code device}'s primary context current on this thread. */
-  void bind(int device) {
+  @Override
+  protected void bind(int device) {
     MemorySegment context = context(device);
     if (!context.equals(CURRENT.get())) {
       CudaDriver.setCurrentContext(context);
@@ -345,12 +279,6 @@ public final class CudaRuntime implements GpuRuntime {
   /** For operations that only need some context (unified addressing finds the memory's own device). */
   private void bindAny() {
     if (CURRENT.get() == null) bind(0);
-  }
-
-  private CudaStream bindStream(GpuStream stream) {
-    if (!(stream instanceof CudaStream s)) throw new IllegalArgumentException("not a CUDA stream: " + stream);
-    bind(s.device());
-    return s;
   }
 
   private MemorySegment context(int device) {
@@ -365,12 +293,5 @@ public final class CudaRuntime implements GpuRuntime {
       contexts.set(device, context);
     }
     return context;
-  }
-
-  private int checkDevice(int device) {
-    if (device < 0 || device >= contexts.length()) {
-      throw new IllegalArgumentException("no CUDA device " + device + " (this machine has " + contexts.length() + ")");
-    }
-    return device;
   }
 }

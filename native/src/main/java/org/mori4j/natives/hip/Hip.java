@@ -8,6 +8,22 @@ import static org.mori4j.natives.hip.HipLayouts.HIP_ENUM;
 import static org.mori4j.natives.hip.HipLayouts.HIP_IPC_MEM_HANDLE;
 import static org.mori4j.natives.hip.HipLayouts.POINTER;
 import static org.mori4j.natives.hip.HipLayouts.SIZE_T;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.EVENT_CREATE;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.EVENT_DESTROY;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.EVENT_ELAPSED_TIME;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.EVENT_QUERY;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.EVENT_RECORD;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.EVENT_SYNCHRONIZE;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.LAUNCH_KERNEL;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.MODULE_GET_FUNCTION;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.MODULE_GET_GLOBAL;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.MODULE_LOAD_DATA;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.MODULE_UNLOAD;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.STREAM_CREATE;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.STREAM_DESTROY;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.STREAM_QUERY;
+import static org.mori4j.natives.gpu.ExecutionApi.Function.STREAM_SYNCHRONIZE;
+import static org.mori4j.natives.gpu.ExecutionApi.symbol;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -15,12 +31,16 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import org.mori4j.natives.NativeException;
 import org.mori4j.natives.NativeLibrary;
+import org.mori4j.natives.gpu.ExecutionApi;
 import org.mori4j.natives.gpu.FunctionTable;
+import org.mori4j.natives.gpu.GridLaunchApi;
+import org.mori4j.natives.gpu.StatusCalls;
 
 /**
- * The HIP runtime ({@code libamdhip64.so}) through FFM: devices, memory, copies, streams, events, IPC
- * handles, pointer attributes, modules and launches, and peer access, each a {@code MethodHandle} bound in
- * one {@link FunctionTable} under the exported name. HIP keeps one current device per thread (not a context
+ * The HIP runtime ({@code libamdhip64.so}) through FFM: devices, memory, copies, IPC handles, pointer attributes
+ * and peer access, each a {@code MethodHandle} bound in one {@link FunctionTable} under the exported name; streams,
+ * events, modules and launches are the {@link ExecutionApi} shared with CUDA on HIP's names ({@link #EXECUTION}),
+ * bound into the same table. HIP keeps one current device per thread (not a context
  * object as the CUDA driver API does), so callers select it with {@link #setDevice} first. Every call checks
  * its {@code hipError_t} and throws a {@link NativeException} carrying the code and {@code hipGetErrorName}.
  * Device pointers are passed as {@code long}s: a {@code void*} and a 64-bit integer travel in the same
@@ -32,6 +52,9 @@ public final class Hip {
 
   static final FunctionTable FUNCTIONS =
       new FunctionTable(NativeLibrary.open("hip", "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"));
+
+  /** Every call's check: a {@code hipError_t} other than success becomes a NativeException named by HIP. */
+  static final StatusCalls CALLS = new StatusCalls("hip", HipConstants.hipSuccess, Hip::errorName, Hip::errorString);
 
   private static final FunctionDescriptor OUT = FunctionDescriptor.of(HIP_ENUM, ADDRESS);
   private static final FunctionDescriptor ON_HANDLE = FunctionDescriptor.of(HIP_ENUM, POINTER);
@@ -73,27 +96,6 @@ public final class Hip {
   static final MethodHandle IPC_OPEN_MEM_HANDLE = FUNCTIONS.bind("hipIpcOpenMemHandle",
       FunctionDescriptor.of(HIP_ENUM, ADDRESS, HIP_IPC_MEM_HANDLE, JAVA_INT));
   static final MethodHandle IPC_CLOSE_MEM_HANDLE = FUNCTIONS.bind("hipIpcCloseMemHandle", ON_POINTER);
-  static final MethodHandle STREAM_CREATE_WITH_FLAGS = FUNCTIONS.bind("hipStreamCreateWithFlags",
-      FunctionDescriptor.of(HIP_ENUM, ADDRESS, JAVA_INT));
-  static final MethodHandle STREAM_DESTROY = FUNCTIONS.bind("hipStreamDestroy", ON_HANDLE);
-  static final MethodHandle STREAM_SYNCHRONIZE = FUNCTIONS.bind("hipStreamSynchronize", ON_HANDLE);
-  static final MethodHandle STREAM_QUERY = FUNCTIONS.bind("hipStreamQuery", ON_HANDLE);
-  static final MethodHandle EVENT_CREATE_WITH_FLAGS = FUNCTIONS.bind("hipEventCreateWithFlags",
-      FunctionDescriptor.of(HIP_ENUM, ADDRESS, JAVA_INT));
-  static final MethodHandle EVENT_DESTROY = FUNCTIONS.bind("hipEventDestroy", ON_HANDLE);
-  static final MethodHandle EVENT_RECORD = FUNCTIONS.bind("hipEventRecord", FunctionDescriptor.of(HIP_ENUM, POINTER, POINTER));
-  static final MethodHandle EVENT_QUERY = FUNCTIONS.bind("hipEventQuery", ON_HANDLE);
-  static final MethodHandle EVENT_SYNCHRONIZE = FUNCTIONS.bind("hipEventSynchronize", ON_HANDLE);
-  static final MethodHandle EVENT_ELAPSED_TIME = FUNCTIONS.bind("hipEventElapsedTime",
-      FunctionDescriptor.of(HIP_ENUM, ADDRESS, POINTER, POINTER));
-  static final MethodHandle MODULE_LOAD_DATA = FUNCTIONS.bind("hipModuleLoadData", FunctionDescriptor.of(HIP_ENUM, ADDRESS, ADDRESS));
-  static final MethodHandle MODULE_UNLOAD = FUNCTIONS.bind("hipModuleUnload", ON_HANDLE);
-  static final MethodHandle MODULE_GET_FUNCTION = FUNCTIONS.bind("hipModuleGetFunction",
-      FunctionDescriptor.of(HIP_ENUM, ADDRESS, POINTER, ADDRESS));
-  static final MethodHandle MODULE_GET_GLOBAL = FUNCTIONS.bind("hipModuleGetGlobal",
-      FunctionDescriptor.of(HIP_ENUM, ADDRESS, ADDRESS, POINTER, ADDRESS));
-  static final MethodHandle MODULE_LAUNCH_KERNEL = FUNCTIONS.bind("hipModuleLaunchKernel", FunctionDescriptor.of(HIP_ENUM, POINTER,
-      JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, POINTER, ADDRESS, ADDRESS));
   static final MethodHandle DEVICE_CAN_ACCESS_PEER = FUNCTIONS.bind("hipDeviceCanAccessPeer",
       FunctionDescriptor.of(HIP_ENUM, ADDRESS, JAVA_INT, JAVA_INT));
   static final MethodHandle DEVICE_ENABLE_PEER_ACCESS = FUNCTIONS.bind("hipDeviceEnablePeerAccess",
@@ -102,11 +104,31 @@ public final class Hip {
    * Cooperative launches and occupancy, the implementation shared with CUDA. hipModuleLaunchCooperativeKernel
    * is newer than ROCm 5.2's library (the ABI machines'): there it fails when called, naming the symbol.
    */
-  static final org.mori4j.natives.gpu.GridLaunchApi GRID = new org.mori4j.natives.gpu.GridLaunchApi(FUNCTIONS, "hipModuleLaunchCooperativeKernel",
+  static final GridLaunchApi GRID = new GridLaunchApi(FUNCTIONS, "hipModuleLaunchCooperativeKernel",
       "hipModuleLaunchCooperativeKernel", "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor",
-      Hip::check);
+      CALLS::check);
   private static final MethodHandle GET_ERROR_NAME = FUNCTIONS.bind("hipGetErrorName", FunctionDescriptor.of(ADDRESS, HIP_ENUM));
   private static final MethodHandle GET_ERROR_STRING = FUNCTIONS.bind("hipGetErrorString", FunctionDescriptor.of(ADDRESS, HIP_ENUM));
+
+  /** Streams, events, modules and launches: the implementation shared with CUDA, on HIP's names. */
+  static final ExecutionApi EXECUTION = new ExecutionApi(FUNCTIONS, CALLS,
+      new ExecutionApi.Codes(HipConstants.hipErrorNotReady, HipConstants.hipStreamNonBlocking, HipConstants.hipEventDefault,
+          HipConstants.hipEventDisableTiming),
+      symbol(STREAM_CREATE, "hipStreamCreateWithFlags"),
+      symbol(STREAM_DESTROY, "hipStreamDestroy"),
+      symbol(STREAM_SYNCHRONIZE, "hipStreamSynchronize"),
+      symbol(STREAM_QUERY, "hipStreamQuery"),
+      symbol(EVENT_CREATE, "hipEventCreateWithFlags"),
+      symbol(EVENT_DESTROY, "hipEventDestroy"),
+      symbol(EVENT_RECORD, "hipEventRecord"),
+      symbol(EVENT_QUERY, "hipEventQuery"),
+      symbol(EVENT_SYNCHRONIZE, "hipEventSynchronize"),
+      symbol(EVENT_ELAPSED_TIME, "hipEventElapsedTime"),
+      symbol(MODULE_LOAD_DATA, "hipModuleLoadData"),
+      symbol(MODULE_UNLOAD, "hipModuleUnload"),
+      symbol(MODULE_GET_FUNCTION, "hipModuleGetFunction"),
+      symbol(MODULE_GET_GLOBAL, "hipModuleGetGlobal"),
+      symbol(LAUNCH_KERNEL, "hipModuleLaunchKernel"));
 
   /** The library as opened (or the reasons it could not be). */
   public static NativeLibrary library() {
@@ -139,12 +161,7 @@ public final class Hip {
 
   /** Throws the {@link NativeException} for a failed {@code function}, or returns when {@code rc} is success. */
   static void check(int rc, String function) {
-    if (rc != HipConstants.hipSuccess) throw failure(rc, function);
-  }
-
-  static NativeException failure(int rc, String function) {
-    String name = errorName(rc);
-    return new NativeException("hip", function, rc, name, function + " failed: " + name + " (" + errorString(rc) + ")");
+    CALLS.check(rc, function);
   }
 
   /** A native call returning a {@code hipError_t}, written as a lambda around {@code invokeExact}. */

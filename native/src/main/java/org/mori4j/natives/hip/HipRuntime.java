@@ -10,35 +10,32 @@ import java.lang.foreign.MemorySegment;
 import org.mori4j.natives.NativeException;
 import org.mori4j.natives.gpu.DeviceBuffer;
 import org.mori4j.natives.gpu.DeviceMemoryInfo;
-import org.mori4j.natives.gpu.Dim3;
-import org.mori4j.natives.gpu.GpuEvent;
-import org.mori4j.natives.gpu.GpuModule;
-import org.mori4j.natives.gpu.GpuModule.GpuFunction;
 import org.mori4j.natives.gpu.GpuRuntime;
 import org.mori4j.natives.gpu.GpuStream;
 import org.mori4j.natives.gpu.HostMemory;
 import org.mori4j.natives.gpu.HostRegistration;
 import org.mori4j.natives.gpu.IpcMapping;
-import org.mori4j.natives.gpu.KernelArgs;
+import org.mori4j.natives.gpu.NativeGpuRuntime;
 import org.mori4j.natives.gpu.PinnedBuffer;
 import org.mori4j.natives.gpu.PointerInfo;
 
 /**
- * {@link GpuRuntime} on HIP and hiprtc. HIP has one current device per thread rather than CUDA's context
+ * {@link GpuRuntime} on HIP and hiprtc: streams, events, modules and launches are {@link NativeGpuRuntime}'s,
+ * written once for CUDA and HIP, on HIP's symbols ({@link Hip#EXECUTION}); devices, memory, copies, IPC, pointer
+ * checks and compilation are here. HIP has one current device per thread rather than CUDA's context
  * objects, so every operation first selects the device it acts on with {@code hipSetDevice} on the calling
  * thread; a thread-local remembers the last one set so that a poller calling {@code isComplete()} in a loop
  * pays that only once. Verified here by ABI conformance against Debian's HIP 5.2 headers and library only:
  * the project's GPU machines are NVIDIA, so no HIP path has run on an AMD GPU.
  */
-public final class HipRuntime implements GpuRuntime {
+public final class HipRuntime extends NativeGpuRuntime {
   private static final ThreadLocal<Integer> CURRENT = new ThreadLocal<>();
 
-  private final int deviceCount;
   private final int runtimeVersion;
   private final int driverVersion;
 
   private HipRuntime(int deviceCount, int runtimeVersion, int driverVersion) {
-    this.deviceCount = deviceCount;
+    super("hip", deviceCount, Hip.EXECUTION, Hip.GRID);
     this.runtimeVersion = runtimeVersion;
     this.driverVersion = driverVersion;
   }
@@ -59,18 +56,8 @@ public final class HipRuntime implements GpuRuntime {
   }
 
   @Override
-  public String name() {
-    return "hip";
-  }
-
-  @Override
   public String version() {
     return "HIP runtime " + runtimeVersion + ", driver " + driverVersion + " (" + Hip.library().loadedName().orElse("?") + ")";
-  }
-
-  @Override
-  public int deviceCount() {
-    return deviceCount;
   }
 
   @Override
@@ -187,7 +174,7 @@ public final class HipRuntime implements GpuRuntime {
   }
 
   private void copyAsync(long dst, long src, long size, int kind, GpuStream stream) {
-    MemorySegment s = bindStream(stream).handle();
+    MemorySegment s = boundStream(stream);
     Hip.call("hipMemcpyAsync", () -> (int) Hip.MEMCPY_ASYNC.invokeExact(dst, src, size, kind, s));
   }
 
@@ -195,7 +182,7 @@ public final class HipRuntime implements GpuRuntime {
   public void copyPeerAsync(long dst, int dstDevice, long src, int srcDevice, long size, GpuStream stream) {
     checkDevice(dstDevice);
     checkDevice(srcDevice);
-    MemorySegment s = bindStream(stream).handle();
+    MemorySegment s = boundStream(stream);
     Hip.call("hipMemcpyPeerAsync", () -> (int) Hip.MEMCPY_PEER_ASYNC.invokeExact(dst, dstDevice, src, srcDevice, size, s));
   }
 
@@ -204,20 +191,6 @@ public final class HipRuntime implements GpuRuntime {
     bindAny();
     int v = value & 0xFF;
     Hip.call("hipMemset", () -> (int) Hip.MEMSET.invokeExact(dst, v, size));
-  }
-
-  @Override
-  public GpuStream createStream(int device) {
-    bind(device);
-    return new HipStream(this, device, Hip.outHandle("hipStreamCreateWithFlags",
-        out -> (int) Hip.STREAM_CREATE_WITH_FLAGS.invokeExact(out, HipConstants.hipStreamNonBlocking)));
-  }
-
-  @Override
-  public GpuEvent createEvent(int device, boolean timing) {
-    bind(device);
-    int flags = timing ? HipConstants.hipEventDefault : HipConstants.hipEventDisableTiming;
-    return new HipEvent(this, device, Hip.outHandle("hipEventCreateWithFlags", out -> (int) Hip.EVENT_CREATE_WITH_FLAGS.invokeExact(out, flags)));
   }
 
   @Override
@@ -286,59 +259,6 @@ public final class HipRuntime implements GpuRuntime {
   }
 
   @Override
-  public GpuModule loadModule(int device, byte[] image) {
-    bind(device);
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment copy = arena.allocate(image.length + 1L, 16);
-      MemorySegment.copy(image, 0, copy, JAVA_BYTE, 0, image.length);
-      return new HipModule(this, device, Hip.outHandle("hipModuleLoadData", out -> (int) Hip.MODULE_LOAD_DATA.invokeExact(out, copy)));
-    }
-  }
-
-  /**
-   * The stream a launch of {@code function} goes to (NULL: the legacy default stream), with the function's device
-   * made current; a stream of another device is refused.
-   */
-  private MemorySegment launchStream(GpuFunction function, GpuStream stream) {
-    if (stream == null) {
-      bind(function.device());
-      return MemorySegment.NULL;
-    }
-    HipStream s = bindStream(stream);
-    if (s.device() != function.device()) {
-      throw new IllegalArgumentException("kernel " + function.name() + " is loaded on device " + function.device() + " but the stream is on device " + s.device());
-    }
-    return s.handle();
-  }
-
-  @Override
-  public void launch(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
-    MemorySegment streamHandle = launchStream(function, stream);
-    MemorySegment f = MemorySegment.ofAddress(function.handle());
-    MemorySegment sh = streamHandle;
-    try (Arena arena = Arena.ofConfined()) {
-      // hipModuleLaunchKernel copies the parameter values when it queues the launch.
-      MemorySegment params = args.toNative(arena);
-      Hip.call("hipModuleLaunchKernel", () -> (int) Hip.MODULE_LAUNCH_KERNEL.invokeExact(f, grid.x(), grid.y(), grid.z(),
-          block.x(), block.y(), block.z(), sharedMemBytes, sh, params, MemorySegment.NULL));
-    }
-  }
-
-  @Override
-  public void launchCooperative(GpuFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, GpuStream stream, KernelArgs args) {
-    MemorySegment streamHandle = launchStream(function, stream);
-    try (Arena arena = Arena.ofConfined()) {
-      Hip.GRID.launchCooperative(MemorySegment.ofAddress(function.handle()), grid, block, sharedMemBytes, streamHandle, args.toNative(arena));
-    }
-  }
-
-  @Override
-  public int maxActiveBlocksPerMultiprocessor(GpuFunction function, int blockThreads, int dynamicSharedBytes) {
-    bind(function.device());
-    return Hip.GRID.maxActiveBlocksPerMultiprocessor(MemorySegment.ofAddress(function.handle()), blockThreads, dynamicSharedBytes);
-  }
-
-  @Override
   public boolean canAccessPeer(int device, int peer) {
     int d = checkDevice(device);
     int p = checkDevice(peer);
@@ -354,7 +274,8 @@ public final class HipRuntime implements GpuRuntime {
   }
 
   /** Makes {@code device} current on this thread. */
-  void bind(int device) {
+  @Override
+  protected void bind(int device) {
     Integer current = CURRENT.get();
     if (current == null || current != checkDevice(device)) {
       Hip.setDevice(device);
@@ -365,18 +286,5 @@ public final class HipRuntime implements GpuRuntime {
   /** For operations that only need some device selected (unified addressing finds the memory's own). */
   private void bindAny() {
     if (CURRENT.get() == null) bind(0);
-  }
-
-  private HipStream bindStream(GpuStream stream) {
-    if (!(stream instanceof HipStream s)) throw new IllegalArgumentException("not a HIP stream: " + stream);
-    bind(s.device());
-    return s;
-  }
-
-  private int checkDevice(int device) {
-    if (device < 0 || device >= deviceCount) {
-      throw new IllegalArgumentException("no HIP device " + device + " (this machine has " + deviceCount + ")");
-    }
-    return device;
   }
 }
