@@ -80,10 +80,14 @@ class RdmaBackendAbsenceTest {
     });
   }
 
-  /** Since every mori4j.rdma key is checked at engine start (RdmaOptions), an unknown provider fails the start, not createBackend. */
+  /**
+   * Since every mori4j.rdma key is checked at engine start (RdmaOptions), an unknown provider fails the start, not
+   * createBackend, as every refused setting does: ERR_INVALID_ARGS naming the key, its variable and the value.
+   */
   @Test
   void anUnknownProviderIsRefusedByName() {
-    IllegalArgumentException x = assertThrows(IllegalArgumentException.class, () -> withProvider("rxe0", e -> {}));
-    assertTrue(x.getMessage().contains("'rxe0'") && x.getMessage().contains("MORI4J_RDMA_PROVIDER"), x.getMessage());
+    IoEngineException x = assertThrows(IoEngineException.class, () -> withProvider("rxe0", e -> {}));
+    assertEquals(StatusCode.ERR_INVALID_ARGS, x.code(), x.toString());
+    assertTrue(x.getMessage().contains("mori4j.rdma.provider (MORI4J_RDMA_PROVIDER) = 'rxe0'"), x.getMessage());
   }
 }

@@ -5,6 +5,7 @@ import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigValueType;
 import java.time.Duration;
 import org.mori4j.io.TcpBackendConfig;
+import org.mori4j.io.internal.SettingReads.Section;
 import org.mori4j.transport.StagingTuning;
 import org.mori4j.transport.tcp.TcpLatency;
 
@@ -60,109 +61,121 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     return from(ConfigFactory.load());
   }
 
+  /**
+   * Reads and checks every key; a bad one is refused with a {@link SettingReads.Refused} naming the key, its
+   * environment variable and the value ({@link EngineStart} turns it into {@code ERR_INVALID_ARGS}).
+   */
   public static EngineSettings from(Config root) {
-    Config c = root.getConfig("mori4j");
-    Config tcp = c.getConfig("tcp");
-    TcpBackendConfig tcpDefaults = new TcpBackendConfig(tcp.getInt("connections-per-peer"), tcp.getInt("io-threads"),
-        tcp.getBytes("stripe-threshold"), tcp.getBytes("socket-buffer").intValue(), tcp.getDuration("peer-timeout"),
-        tcp.getDuration("connect-timeout"), tcp.getBoolean("enable-notification"), TcpTlsSetup.fromConfig(tcp));
+    Section c = SettingReads.section(root, "mori4j");
+    Section tcp = SettingReads.section(root, "mori4j.tcp");
+    TcpBackendConfig tcpDefaults = tcpDefaults(tcp);
     long awaitSpin = awaitSpin(c, Runtime.getRuntime().availableProcessors());
     return new EngineSettings(c.getDuration("engine.ask-timeout"), c.getDuration("engine.handshake-timeout"),
         awaitSpin, c.getString("engine.system-name"),
         c.getDuration("poller.spin").toNanos(), c.getDuration("poller.yield").toNanos(),
         c.getDuration("poller.park-max").toNanos(), c.getDuration("poller.max-run").toNanos(), tcpDefaults,
-        tcp.getInt("port"), tcp.getInt("max-batch-entries"), stagingChunk(tcp.getBytes("gpu-staging-chunk")),
-        c.getString("gpu.runtime"), positive("engine.lost-peers-remembered", c.getInt("engine.lost-peers-remembered")),
-        notNegative("xgmi.poll-nap", c.getDuration("xgmi.poll-nap").toNanos()), positive("xgmi.max-batch-blocks", c.getInt("xgmi.max-batch-blocks")),
-        notNegative("tcp.gpu-staging-prewarm", tcp.getInt("gpu-staging-prewarm")), xgmiBlockTable(c.getString("xgmi.block-table")),
+        tcp.getInt("port"), tcp.getInt("max-batch-entries"), stagingChunk(tcp),
+        c.getString("gpu.runtime"), c.intIn("engine.lost-peers-remembered", 1, Integer.MAX_VALUE),
+        c.nanosNotNegative("xgmi.poll-nap"), c.intIn("xgmi.max-batch-blocks", 1, Integer.MAX_VALUE),
+        tcp.intIn("gpu-staging-prewarm", 0, Integer.MAX_VALUE), xgmiBlockTable(c),
         c.getBoolean("xgmi.fuse-batches"), stagingTuning(tcp), TcpLatencySetup.fromConfig(tcp), TcpLatencySetup.bulkLanes(tcp),
         xgmiCallerPoll(c, awaitSpin));
   }
 
   /**
-   * {@code mori4j.xgmi.caller-poll}: {@code off} (-1), {@code auto} ({@code awaitSpin}, the resolved await spin) or a
-   * duration of 0 or more; anything else is refused naming the path and the value.
+   * {@code mori4j.tcp}'s {@link TcpBackendConfig}. Each key is checked here against the bounds the record's
+   * constructor enforces, so that a refusal names the key rather than the record's parameter;
+   * EngineSettingsTest checks that both refuse the same values.
    */
-  static long xgmiCallerPoll(Config c, long awaitSpin) {
-    String path = "xgmi.caller-poll";
-    if (isOff(c, path)) return -1;
-    if (c.getValue(path).valueType() == ConfigValueType.STRING && c.getString(path).trim().equalsIgnoreCase("auto")) return awaitSpin;
-    try {
-      return notNegative(path, c.getDuration(path).toNanos());
-    } catch (com.typesafe.config.ConfigException e) {
-      throw new IllegalArgumentException("mori4j." + path + " must be off, auto or a duration: '" + c.getValue(path).unwrapped() + "'", e);
-    }
+  static TcpBackendConfig tcpDefaults(Section tcp) {
+    int connections = tcp.intIn("connections-per-peer", 1, 64);
+    int ioThreads = tcp.intIn("io-threads", 1, 64);
+    long stripe = tcp.getBytes("stripe-threshold");
+    if (stripe < 4096) throw tcp.refused("stripe-threshold", "must be at least 4096 bytes");
+    int socketBuffer = (int) tcp.getBytes("socket-buffer");
+    if (socketBuffer < 0) throw tcp.refused("socket-buffer", "must be 0 (the kernel's autotuning) or a positive size below 2 GiB");
+    Duration peerTimeout = positive(tcp, "peer-timeout");
+    Duration connectTimeout = positive(tcp, "connect-timeout");
+    return new TcpBackendConfig(connections, ioThreads, stripe, socketBuffer, peerTimeout, connectTimeout,
+        tcp.getBoolean("enable-notification"), TcpTlsSetup.fromConfig(tcp));
+  }
+
+  /**
+   * {@code mori4j.xgmi.caller-poll}: {@code off} (-1), {@code auto} ({@code awaitSpin}, the resolved await spin) or a
+   * duration of 0 or more; anything else is refused naming the key and the value.
+   */
+  static long xgmiCallerPoll(Section c, long awaitSpin) {
+    String key = "xgmi.caller-poll";
+    if (isOff(c, key)) return -1;
+    if (isWord(c, key, "auto")) return awaitSpin;
+    long n = c.read(key, () -> c.config().getDuration(key), "must be off, auto or a duration").toNanos();
+    if (n < 0) throw c.refused(key, "must not be negative");
+    return n;
   }
 
   /** {@code mori4j.xgmi.block-table}: true for {@code mapped}, false for {@code device}. */
-  static boolean xgmiBlockTable(String value) {
-    return switch (value.trim().toLowerCase(java.util.Locale.ROOT)) {
+  static boolean xgmiBlockTable(Section c) {
+    String key = "xgmi.block-table";
+    return switch (c.getString(key).trim().toLowerCase(java.util.Locale.ROOT)) {
       case "mapped" -> true;
       case "device" -> false;
-      default -> throw new IllegalArgumentException("mori4j.xgmi.block-table must be mapped or device: '" + value + "'");
+      default -> throw c.refused(key, "must be mapped or device");
     };
   }
 
   /** {@code mori4j.engine.await-spin}: a duration, or {@code auto} (decided by the {@code cpus} this JVM may use). */
-  static long awaitSpin(Config c, int cpus) {
-    String path = "engine.await-spin";
-    if (c.getValue(path).valueType() == ConfigValueType.STRING && c.getString(path).trim().equalsIgnoreCase("auto"))
-      return cpus >= AUTO_SPIN_MIN_CPUS ? AUTO_SPIN_NANOS : 0;
-    return notNegative(path, c.getDuration(path).toNanos());
+  static long awaitSpin(Section c, int cpus) {
+    String key = "engine.await-spin";
+    if (isWord(c, key, "auto")) return cpus >= AUTO_SPIN_MIN_CPUS ? AUTO_SPIN_NANOS : 0;
+    long n = c.read(key, () -> c.config().getDuration(key), "must be auto or a duration").toNanos();
+    if (n < 0) throw c.refused(key, "must not be negative");
+    return n;
   }
 
   /**
    * A setting at {@code path} (full path) that is a positive duration or {@code off} (HOCON reads a bare {@code off} as
-   * false): null for off; a value that is neither, or not positive, is refused naming the path and the value.
+   * false): null for off; a value that is neither, or not positive, is refused naming the key and the value.
    */
   static Duration positiveOrOff(Config root, String path) {
-    if (isOff(root, path)) return null;
-    Duration d;
-    try {
-      d = root.getDuration(path);
-    } catch (com.typesafe.config.ConfigException e) {
-      throw new IllegalArgumentException(path + " must be a duration or off: '" + root.getValue(path).unwrapped() + "'", e);
-    }
-    if (d.isZero() || d.isNegative()) throw new IllegalArgumentException(path + " must be positive or off: " + d);
+    int dot = path.lastIndexOf('.');
+    Section s = SettingReads.section(root, path.substring(0, dot));
+    String key = path.substring(dot + 1);
+    if (isOff(s, key)) return null;
+    Duration d = s.read(key, () -> s.config().getDuration(key), "must be a duration or off");
+    if (d.isZero() || d.isNegative()) throw s.refused(key, "must be positive or off");
     return d;
   }
 
-  /** Whether the setting at {@code path} says off: the word, or the false HOCON reads a bare {@code off} as. */
-  private static boolean isOff(Config c, String path) {
-    ConfigValueType type = c.getValue(path).valueType();
-    return type == ConfigValueType.BOOLEAN && !c.getBoolean(path)
-        || type == ConfigValueType.STRING && c.getString(path).trim().equalsIgnoreCase("off");
+  /** Whether the setting at {@code key} says off: the word, or the false HOCON reads a bare {@code off} as. */
+  private static boolean isOff(Section s, String key) {
+    ConfigValueType type = s.read(key, () -> s.config().getValue(key)).valueType();
+    return type == ConfigValueType.BOOLEAN && !s.getBoolean(key) || isWord(s, key, "off");
   }
 
-  private static long notNegative(String name, long nanos) {
-    if (nanos < 0) throw new IllegalArgumentException("mori4j." + name + " must not be negative: " + nanos + " ns");
-    return nanos;
+  /** Whether the setting at {@code key} is the string {@code word} (blanks and case aside). */
+  private static boolean isWord(Section s, String key, String word) {
+    return s.read(key, () -> s.config().getValue(key)).valueType() == ConfigValueType.STRING
+        && s.getString(key).trim().equalsIgnoreCase(word);
   }
 
-  private static int notNegative(String name, int value) {
-    if (value < 0) throw new IllegalArgumentException("mori4j." + name + " must not be negative: " + value);
-    return value;
-  }
-
-  private static int positive(String name, int value) {
-    if (value <= 0) throw new IllegalArgumentException("mori4j." + name + " must be positive: " + value);
-    return value;
+  private static Duration positive(Section s, String key) {
+    Duration d = s.getDuration(key);
+    if (d.isNegative() || d.isZero()) throw s.refused(key, "must be positive");
+    return d;
   }
 
   /** {@code mori4j.tcp.gpu-staging-pieces} (1..64), {@code gpu-copy-spin} (0..10 ms), {@code gpu-staging-memory} (pinned, registered), {@code gpu-staging-gather}, {@code gpu-staging-scatter}, {@code gpu-staging-early-refill}. */
-  static StagingTuning stagingTuning(Config tcp) {
-    int pieces = tcp.getInt("gpu-staging-pieces");
-    if (pieces < 1 || pieces > 64) throw new IllegalArgumentException("mori4j.tcp.gpu-staging-pieces must be in 1..64: " + pieces);
+  static StagingTuning stagingTuning(Section tcp) {
+    int pieces = tcp.intIn("gpu-staging-pieces", 1, 64);
     String memory = tcp.getString("gpu-staging-memory");
-    if (!memory.equals("pinned") && !memory.equals("registered"))
-      throw new IllegalArgumentException("mori4j.tcp.gpu-staging-memory must be pinned or registered: " + memory);
+    if (!memory.equals("pinned") && !memory.equals("registered")) throw tcp.refused("gpu-staging-memory", "must be pinned or registered");
     return new StagingTuning(pieces, TcpLatencySetup.nanos(tcp, "gpu-copy-spin"), memory.equals("registered"),
         tcp.getBoolean("gpu-staging-gather"), tcp.getBoolean("gpu-staging-scatter"), tcp.getBoolean("gpu-staging-early-refill"));
   }
 
-  private static int stagingChunk(long bytes) {
-    if (bytes < 4096 || bytes > (1L << 30))
-      throw new IllegalArgumentException("mori4j.tcp.gpu-staging-chunk must be in 4 KiB..1 GiB: " + bytes);
+  private static int stagingChunk(Section tcp) {
+    long bytes = tcp.getBytes("gpu-staging-chunk");
+    if (bytes < 4096 || bytes > (1L << 30)) throw tcp.refused("gpu-staging-chunk", "must be in 4 KiB..1 GiB");
     return (int) bytes;
   }
 }

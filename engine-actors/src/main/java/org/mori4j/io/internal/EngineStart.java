@@ -1,6 +1,7 @@
 package org.mori4j.io.internal;
 
 import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigValueFactory;
 import java.net.InetAddress;
@@ -22,9 +23,12 @@ import org.mori4j.io.internal.metrics.MetricsSettings;
 /**
  * How an engine comes to life for the facade: checks the key and config, reserves the key in this JVM (two open
  * engines with one key would answer each other's descriptors), reads the settings, builds the {@link TransferPath}
- * and starts the engine actor, in its own remoting ActorSystem or as a system actor of the application's. A failed
- * start gives the key back and throws an {@link IoEngineException} that names the key (and address); a started one
- * holds the key until {@link #releaseKey} at close.
+ * and starts the engine actor, in its own remoting ActorSystem or as a system actor of the application's. Every
+ * setting is read and checked first, before the key is taken: a refused one is {@code ERR_INVALID_ARGS} naming the
+ * engine, the setting, its environment variable and the value. A start that fails after that (a port in use, an
+ * address that is not this machine's) gives the key back and throws an {@link IoEngineException} that names the key
+ * and address ({@code ERR_TRANSPORT}; {@code ERR_BAD_STATE} for an application's system that refuses the actor); a
+ * started one holds the key until {@link #releaseKey} at close.
  */
 public final class EngineStart {
   /** Open engines' keys, each with the token of the start that holds it. */
@@ -44,8 +48,8 @@ public final class EngineStart {
     checkKey(key);
     if (config == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "config must not be null");
     Config base = ConfigFactory.load();
-    EngineSettings s = EngineSettings.from(base);
-    RdmaOptions.from(base); // a bad mori4j.rdma value fails the start, not the first createBackend(RDMA)
+    Settings read = read(key, base, true);
+    EngineSettings s = read.engine();
     Config cfg = ConfigFactory.empty()
         .withValue("pekko.actor.provider", ConfigValueFactory.fromAnyRef("remote"))
         .withValue("pekko.remote.artery.canonical.hostname", ConfigValueFactory.fromAnyRef(config.host()))
@@ -54,8 +58,8 @@ public final class EngineStart {
     Object token = reserve(key);
     ActorSystem<IoEngineProtocol.Command> sys = null;
     try {
-      TransferPath path = new TransferPath(key, s.awaitSpinNanos(), MetricsSettings.from(base));
-      path.defaultDeadlineNanos(TransferDeadlines.defaultNanos(base));
+      TransferPath path = new TransferPath(key, s.awaitSpinNanos(), read.metrics());
+      path.defaultDeadlineNanos(read.deadlineNanos());
       sys = ActorSystem.create(Behaviors.setup(ctx -> {
         var addr = ctx.getSystem().address();
         EngineActor.Identity id = new EngineActor.Identity(key, nodeId(), addr.getHost().orElse(config.host()),
@@ -67,6 +71,8 @@ public final class EngineStart {
     } catch (RuntimeException ex) {
       if (sys != null) sys.terminate(); // started, then its meters failed: the system is this start's to stop
       releaseKey(key, token);
+      // the settings were all read and checked above: what fails here is the ActorSystem's remoting (a port in use, a
+      // host that does not resolve or is not this machine's) or the platform (JMX)
       throw new IoEngineException(StatusCode.ERR_TRANSPORT, "cannot start engine '" + key + "' on " + config.host() + ":" + config.port() + ": " + ex.getMessage(), ex);
     }
   }
@@ -76,12 +82,12 @@ public final class EngineStart {
     checkKey(key);
     if (system == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "system must not be null");
     if (config == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "config must not be null");
-    EngineSettings s = EngineSettings.from(system.settings().config());
-    RdmaOptions.from(system.settings().config());
+    Settings read = read(key, system.settings().config(), false);
+    EngineSettings s = read.engine();
     Object token = reserve(key);
     try {
-      TransferPath path = new TransferPath(key, s.awaitSpinNanos(), MetricsSettings.from(system.settings().config()));
-      path.defaultDeadlineNanos(TransferDeadlines.defaultNanos(system.settings().config()));
+      TransferPath path = new TransferPath(key, s.awaitSpinNanos(), read.metrics());
+      path.defaultDeadlineNanos(read.deadlineNanos());
       var addr = system.address();
       EngineActor.Identity id = new EngineActor.Identity(key, nodeId(), addr.getHost().orElse(config.host()),
           (Integer) addr.getPort().orElse(config.port()), ProcessHandle.current().pid());
@@ -94,6 +100,41 @@ public final class EngineStart {
       releaseKey(key, token);
       throw new IoEngineException(StatusCode.ERR_BAD_STATE, "cannot start engine '" + key + "': " + ex.getMessage(), ex);
     }
+  }
+
+  /** What a start reads from the configuration, all of it checked before the key is taken or anything starts. */
+  private record Settings(EngineSettings engine, MetricsSettings metrics, long deadlineNanos) {}
+
+  /**
+   * Reads and checks every setting an engine start uses, from {@code root}; {@code standalone}: also those of the
+   * ActorSystem the start creates. A refused value is {@code ERR_INVALID_ARGS} naming the engine, the key, its
+   * environment variable and the value ({@link SettingReads}), whichever section it is in.
+   */
+  private static Settings read(String key, Config root, boolean standalone) {
+    try {
+      EngineSettings s = EngineSettings.from(root);
+      RdmaOptions.from(root); // a bad mori4j.rdma value fails the start, not the first createBackend(RDMA)
+      PeerLiveness.probeInterval(root); // the engine actor reads it as it starts: a bad value would fail it unseen
+      Settings read = new Settings(s, MetricsSettings.from(root), TransferDeadlines.defaultNanos(root));
+      if (standalone) checkOwnSystem(root, s);
+      return read;
+    } catch (SettingReads.Refused e) {
+      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "cannot start engine '" + key + "': " + e.getMessage(), e);
+    } catch (IllegalArgumentException | ConfigException e) {
+      // every read above goes through SettingReads; this is for a check that one day does not
+      throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "cannot start engine '" + key + "': a setting is refused: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The setting of a standalone engine's own ActorSystem that Pekko refuses as it starts, after the key was taken and
+   * as an error that reads like a transport failure: the system's name (Pekko's rule, repeated here; an unknown
+   * {@code pekko.loglevel} Pekko accepts, falling back to ERROR with a message of its own, so it is left to Pekko).
+   */
+  private static void checkOwnSystem(Config root, EngineSettings s) {
+    if (!s.systemName().matches("^[a-zA-Z0-9][a-zA-Z0-9-_]*$"))
+      throw SettingReads.section(root, "mori4j.engine").refused("system-name",
+          "must be letters and digits, with '-' or '_' after the first (Pekko's rule for an ActorSystem's name)");
   }
 
   /** Frees {@code key} for a new engine, if {@code token}'s start still holds it. */

@@ -6,16 +6,17 @@ import java.time.Duration;
 import java.util.Locale;
 import org.mori4j.io.PollCqMode;
 import org.mori4j.io.RdmaBackendConfig;
+import org.mori4j.io.internal.SettingReads.Section;
 import org.mori4j.transport.rdma.RdmaSettings;
 
 /**
  * The {@code mori4j.rdma} section: the provider ({@code MORI4J_RDMA_PROVIDER}), the device selection
  * ({@code MORI_RDMA_DEVICES}), MORI's {@link RdmaBackendConfig} defaults, and the queue sizes of this
  * implementation, turned into the transport's {@link RdmaSettings} for one backend. {@link #from} checks every key
- * (and {@code connect-timeout} against {@code mori4j.engine.handshake-timeout}) and refuses a bad one with an
- * {@link IllegalArgumentException} naming the key, its environment variable where it has one, and the value; the
- * engine calls it at start ({@link EngineStart}), so a bad value fails there and not at the first
- * {@code createBackend(RDMA)}.
+ * (and {@code connect-timeout} against {@code mori4j.engine.handshake-timeout}) and refuses a bad one with a
+ * {@link SettingReads.Refused} (an {@link IllegalArgumentException}) naming the key, its environment variable where
+ * it has one, and the value; the engine calls it at start ({@link EngineStart}), so a bad value fails there, as
+ * {@code ERR_INVALID_ARGS}, and not at the first {@code createBackend(RDMA)}.
  */
 public record RdmaOptions(String provider, String devices, RdmaBackendConfig defaults, int sendQueueDepth, int completionQueueDepth,
                           int receiveDepth, long maxWorkRequestBytes, long stripeThreshold, Duration connectTimeout) {
@@ -24,34 +25,36 @@ public record RdmaOptions(String provider, String devices, RdmaBackendConfig def
   }
 
   public static RdmaOptions from(Config root) {
-    Config r = root.getConfig("mori4j.rdma");
-    String provider = read(r, "provider", "MORI4J_RDMA_PROVIDER", () -> r.getString("provider")).trim().toLowerCase(Locale.ROOT);
+    Section r = SettingReads.section(root, "mori4j.rdma");
+    String provider = r.getString("provider").trim().toLowerCase(Locale.ROOT);
     if (!provider.equals("auto") && !provider.equals("ibverbs") && !provider.equals("software"))
-      throw bad("provider", "MORI4J_RDMA_PROVIDER", r, "must be auto, ibverbs or software");
-    String devices = read(r, "devices", "MORI_RDMA_DEVICES", () -> r.getString("devices"));
+      throw r.refused("provider", "must be auto, ibverbs or software");
+    String devices = r.getString("devices");
     checkDevices(r, devices);
-    String mode = read(r, "poll-cq-mode", "MORI_IO_POLL_CQ_MODE", () -> r.getString("poll-cq-mode")).trim().toUpperCase(Locale.ROOT);
+    String mode = r.getString("poll-cq-mode").trim().toUpperCase(Locale.ROOT);
     PollCqMode poll;
     try {
       poll = PollCqMode.valueOf(mode);
     } catch (IllegalArgumentException e) {
-      throw bad("poll-cq-mode", "MORI_IO_POLL_CQ_MODE", r, "must be POLLING or EVENT");
+      throw r.refused("poll-cq-mode", "must be POLLING or EVENT", e);
     }
-    int qps = between(r, "qp-per-transfer", "MORI_IO_QP_PER_TRANSFER", 1, RdmaSettings.MAX_QP_PER_TRANSFER);
-    int postBatch = between(r, "post-batch-size", "MORI_IO_POST_BATCH_SIZE", 1, Integer.MAX_VALUE);
-    int workers = between(r, "num-worker-threads", "MORI_IO_NUM_WORKER_THREADS", 1, RdmaSettings.MAX_WORKER_THREADS);
-    boolean notify = read(r, "enable-notification", "MORI_IO_ENABLE_NOTIFICATION", () -> r.getBoolean("enable-notification"));
-    int sendDepth = between(r, "send-queue-depth", null, 4, Integer.MAX_VALUE);
-    if (Integer.bitCount(sendDepth) != 1) throw bad("send-queue-depth", null, r, "must be a power of two");
-    int receiveDepth = between(r, "receive-depth", null, 1, Integer.MAX_VALUE);
-    int cqDepth = between(r, "completion-queue-depth", null, 1, Integer.MAX_VALUE);
+    int qps = r.intIn("qp-per-transfer", 1, RdmaSettings.MAX_QP_PER_TRANSFER);
+    int postBatch = r.intIn("post-batch-size", 1, Integer.MAX_VALUE);
+    int workers = r.intIn("num-worker-threads", 1, RdmaSettings.MAX_WORKER_THREADS);
+    boolean notify = r.getBoolean("enable-notification");
+    int sendDepth = r.intIn("send-queue-depth", 4, Integer.MAX_VALUE);
+    if (Integer.bitCount(sendDepth) != 1) throw r.refused("send-queue-depth", "must be a power of two");
+    int receiveDepth = r.intIn("receive-depth", 1, Integer.MAX_VALUE);
+    int cqDepth = r.intIn("completion-queue-depth", 1, Integer.MAX_VALUE);
     if ((long) cqDepth < (long) sendDepth + receiveDepth)
-      throw bad("completion-queue-depth", null, r, "must hold at least one queue pair's send and receive completions (send-queue-depth "
+      throw r.refused("completion-queue-depth", "must hold at least one queue pair's send and receive completions (send-queue-depth "
           + sendDepth + " + receive-depth " + receiveDepth + ")");
-    long maxWr = bytes(r, "max-work-request", 1, RdmaSettings.MAX_WORK_REQUEST_BYTES);
-    long stripe = bytes(r, "stripe-threshold", 1, Long.MAX_VALUE);
-    Duration connect = read(r, "connect-timeout", "MORI4J_RDMA_CONNECT_TIMEOUT", () -> r.getDuration("connect-timeout"));
-    if (connect.isNegative() || connect.isZero()) throw bad("connect-timeout", "MORI4J_RDMA_CONNECT_TIMEOUT", r, "must be positive");
+    long maxWr = r.getBytes("max-work-request");
+    if (maxWr < 1 || maxWr > RdmaSettings.MAX_WORK_REQUEST_BYTES) throw r.refused("max-work-request", "must be 1 byte..1GiB");
+    long stripe = r.getBytes("stripe-threshold");
+    if (stripe < 1) throw r.refused("stripe-threshold", "must be at least 1 byte");
+    Duration connect = r.getDuration("connect-timeout");
+    if (connect.isNegative() || connect.isZero()) throw r.refused("connect-timeout", "must be positive");
     connect = checkAgainstHandshake(root, r, connect);
     return new RdmaOptions(provider, devices, new RdmaBackendConfig(qps, postBatch, workers, poll, notify), sendDepth, cqDepth,
         receiveDepth, maxWr, stripe, connect);
@@ -65,48 +68,23 @@ public record RdmaOptions(String provider, String devices, RdmaBackendConfig def
    * the setting. Only a connect-timeout the application set is refused: the default follows a handshake-timeout
    * lowered below it, so an engine that never uses RDMA does not fail to start over a setting it never touched.
    */
-  private static Duration checkAgainstHandshake(Config root, Config r, Duration connect) {
-    Duration handshake = root.getDuration("mori4j.engine.handshake-timeout");
+  private static Duration checkAgainstHandshake(Config root, Section r, Duration connect) {
+    Section engine = SettingReads.section(root, "mori4j.engine");
+    Duration handshake = engine.getDuration("handshake-timeout");
     if (connect.compareTo(handshake) <= 0) return connect;
-    if ("reference.conf".equals(r.getValue("connect-timeout").origin().resource())) return handshake;
-    throw new IllegalArgumentException("mori4j.rdma.connect-timeout (MORI4J_RDMA_CONNECT_TIMEOUT) = " + connect.toMillis()
-          + " ms must not exceed mori4j.engine.handshake-timeout = " + handshake.toMillis() + " ms: the engine stops waiting for"
-          + " the RDMA handshake's reply at handshake-timeout, so a longer connect-timeout cannot let a slower peer connect");
+    if ("reference.conf".equals(r.config().getValue("connect-timeout").origin().resource())) return handshake;
+    throw r.refused("connect-timeout", "must not exceed " + SettingReads.name(engine.path("handshake-timeout")) + " = '"
+        + engine.config().getValue("handshake-timeout").unwrapped() + "': the engine stops waiting for the RDMA handshake's reply at"
+        + " handshake-timeout, so a longer connect-timeout cannot let a slower peer connect");
   }
 
   /** MORI_RDMA_DEVICES' form: empty, or names separated by commas, all after one leading '^' to exclude them. */
-  private static void checkDevices(Config r, String spec) {
+  private static void checkDevices(Section r, String spec) {
     String s = spec.trim();
     if (s.isEmpty()) return;
     if (s.startsWith("^")) s = s.substring(1);
     for (String n : s.split(",", -1))
-      if (n.trim().isEmpty()) throw bad("devices", "MORI_RDMA_DEVICES", r, "has an empty device name");
-  }
-
-  private static int between(Config r, String key, String env, int min, int max) {
-    int v = read(r, key, env, () -> r.getInt(key));
-    if (v < min || v > max)
-      throw bad(key, env, r, max == Integer.MAX_VALUE ? "must be at least " + min : "must be in " + min + ".." + max);
-    return v;
-  }
-
-  private static long bytes(Config r, String key, long min, long max) {
-    long v = read(r, key, null, () -> r.getBytes(key));
-    if (v < min || v > max) throw bad(key, null, r, max == Long.MAX_VALUE ? "must be at least " + min + " byte" : "must be 1 byte..1GiB");
-    return v;
-  }
-
-  /** A typed read whose wrong type or format is refused like a wrong value (naming key and value). */
-  private static <T> T read(Config r, String key, String env, java.util.function.Supplier<T> get) {
-    return SettingReads.read(r, key, name(key, env), get, IllegalArgumentException::new);
-  }
-
-  private static IllegalArgumentException bad(String key, String env, Config r, String why) {
-    return new IllegalArgumentException(SettingReads.refusal(r, key, name(key, env), why));
-  }
-
-  private static String name(String key, String env) {
-    return "mori4j.rdma." + key + (env != null ? " (" + env + ")" : "");
+      if (n.trim().isEmpty()) throw r.refused("devices", "has an empty device name");
   }
 
   /**

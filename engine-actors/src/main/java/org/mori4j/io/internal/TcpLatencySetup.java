@@ -1,19 +1,19 @@
 package org.mori4j.io.internal;
 
-import com.typesafe.config.Config;
+import org.mori4j.io.internal.SettingReads.Section;
 import org.mori4j.transport.tcp.TcpLatency;
 
 /**
  * Reads the TCP backend's settings that are not part of {@code TcpBackendConfig}: the latency ones
  * ({@code mori4j.tcp.caller-drive}, {@code caller-drive-spin}, {@code serve-spin}; see reference.conf and
- * {@link TcpLatency}) and {@code bulk-lanes}, and refuses bad values with the key and the value. Called once, by
+ * {@link TcpLatency}) and {@code bulk-lanes}, and refuses bad values with the key and the value ({@link SettingReads}). Called once, by
  * {@link EngineSettings#from} at engine start, with the rest of {@code mori4j.tcp}; each TCP backend the engine
  * creates takes them from there.
  */
 final class TcpLatencySetup {
   private TcpLatencySetup() {}
 
-  static TcpLatency fromConfig(Config tcp) {
+  static TcpLatency fromConfig(Section tcp) {
     boolean on = tcp.getBoolean("caller-drive");
     long drive = nanos(tcp, "caller-drive-spin");
     long serve = nanos(tcp, "serve-spin");
@@ -21,17 +21,14 @@ final class TcpLatencySetup {
   }
 
   /** {@code mori4j.tcp.bulk-lanes}: extra connections per peer for the stripes of large transfers (0 to 16). */
-  static int bulkLanes(Config tcp) {
-    int n = tcp.getInt("bulk-lanes");
-    if (n < 0 || n > 16) throw new IllegalArgumentException("mori4j.tcp.bulk-lanes must be between 0 and 16: " + n);
-    return n;
+  static int bulkLanes(Section tcp) {
+    return tcp.intIn("bulk-lanes", 0, 16);
   }
 
   /** A duration setting of {@code mori4j.tcp} from 0 to 10 ms (the spins), in nanoseconds. */
-  static long nanos(Config tcp, String key) {
+  static long nanos(Section tcp, String key) {
     long n = tcp.getDuration(key).toNanos();
-    if (n < 0 || n > 10_000_000L)
-      throw new IllegalArgumentException("mori4j.tcp." + key + " must be between 0 and 10ms: " + tcp.getValue(key).render());
+    if (n < 0 || n > 10_000_000L) throw tcp.refused(key, "must be between 0 and 10ms");
     return n;
   }
 }

@@ -3,6 +3,7 @@ package org.mori4j.io.internal;
 import com.typesafe.config.Config;
 import java.nio.file.Path;
 import org.mori4j.io.TcpTlsConfig;
+import org.mori4j.io.internal.SettingReads.Section;
 import org.mori4j.transport.tcp.TcpTls;
 
 /**
@@ -18,8 +19,13 @@ final class TcpTlsSetup {
   private TcpTlsSetup() {}
 
   /** {@code mori4j.tcp}'s TLS keys. */
-  static TcpTlsConfig fromConfig(Config tcp) {
-    TcpTlsConfig.Mode mode = TcpTlsConfig.Mode.parse("mori4j.tcp.tls", tcp.getString("tls"));
+  static TcpTlsConfig fromConfig(Section tcp) {
+    TcpTlsConfig.Mode mode;
+    try {
+      mode = TcpTlsConfig.Mode.parse(tcp.path("tls"), tcp.getString("tls"));
+    } catch (IllegalArgumentException e) {
+      throw tcp.refused("tls", "must be on, off or auto", e);
+    }
     return new TcpTlsConfig(mode, path(tcp.getString("tls-key-store")), text(tcp.getString("tls-key-store-password")),
         text(tcp.getString("tls-key-password")), path(tcp.getString("tls-trust-store")),
         text(tcp.getString("tls-trust-store-password")), tcp.getBoolean("tls-hostname-verification"));

@@ -2,7 +2,6 @@ package org.mori4j.io.internal;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import com.typesafe.config.ConfigFactory;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -74,11 +73,11 @@ class StagingMemoryTest {
 
   @Test
   void anUnknownMemoryKindIsRefusedByName() {
-    var e = assertThrows(IllegalArgumentException.class, () -> EngineSettings.stagingTuning(ConfigFactory.parseString(
-        "gpu-staging-pieces = 4\ngpu-copy-spin = 0us\ngpu-staging-memory = hugepages").withFallback(StagingTuningSettingTest.reference())));
+    var e = assertThrows(IllegalArgumentException.class, () -> EngineSettings.stagingTuning(StagingTuningSettingTest.tcp(
+        "gpu-staging-pieces = 4\ngpu-copy-spin = 0us\ngpu-staging-memory = hugepages")));
     assertTrue(e.getMessage().contains("mori4j.tcp.gpu-staging-memory") && e.getMessage().contains("hugepages"), e.getMessage());
-    assertTrue(EngineSettings.stagingTuning(ConfigFactory.parseString(
-        "gpu-staging-pieces = 4\ngpu-copy-spin = 0us\ngpu-staging-memory = registered").withFallback(StagingTuningSettingTest.reference())).registeredMemory());
+    assertTrue(EngineSettings.stagingTuning(StagingTuningSettingTest.tcp(
+        "gpu-staging-pieces = 4\ngpu-copy-spin = 0us\ngpu-staging-memory = registered")).registeredMemory());
     assertFalse(EngineSettings.load().tcpGpuStagingTuning().registeredMemory(), "reference.conf: pinned");
   }
 }

@@ -15,12 +15,13 @@ import org.mori4j.transport.StagingTuning;
  */
 class StagingTuningSettingTest {
   /** {@code mori4j.tcp} with these two values over reference.conf's (as the engine reads it). */
-  private static Config tcp(String pieces, String spin) {
-    return ConfigFactory.parseString("gpu-staging-pieces = " + pieces + "\ngpu-copy-spin = " + spin).withFallback(reference());
+  private static SettingReads.Section tcp(String pieces, String spin) {
+    return tcp("gpu-staging-pieces = " + pieces + "\ngpu-copy-spin = " + spin);
   }
 
-  static Config reference() {
-    return ConfigFactory.defaultReference().getConfig("mori4j.tcp");
+  /** {@code mori4j.tcp} with {@code overrides} (HOCON, keys relative to the section) over reference.conf's. */
+  static SettingReads.Section tcp(String overrides) {
+    return SettingReads.section(ConfigFactory.parseString(overrides).atPath("mori4j.tcp").withFallback(ConfigFactory.defaultReference()), "mori4j.tcp");
   }
 
   @Test
@@ -33,17 +34,17 @@ class StagingTuningSettingTest {
     assertEquals(ref.getBoolean("gpu-staging-scatter"), t.scatterPieces());
     assertEquals(new StagingTuning(3, 7_000, false, true, false), EngineSettings.stagingTuning(tcp("3", "7us")), "the reference defaults of the others");
     assertEquals(new StagingTuning(3, 7_000, false, true, true),
-        EngineSettings.stagingTuning(ConfigFactory.parseString("gpu-staging-scatter = on").withFallback(tcp("3", "7us"))), "scatter read");
+        EngineSettings.stagingTuning(tcp("gpu-staging-pieces = 3\ngpu-copy-spin = 7us\ngpu-staging-scatter = on")), "scatter read");
     assertEquals(ref.getBoolean("gpu-staging-early-refill"), t.earlyRefill());
     assertEquals(new StagingTuning(3, 7_000, false, true, false, true),
-        EngineSettings.stagingTuning(ConfigFactory.parseString("gpu-staging-early-refill = on").withFallback(tcp("3", "7us"))), "early refill");
+        EngineSettings.stagingTuning(tcp("gpu-staging-pieces = 3\ngpu-copy-spin = 7us\ngpu-staging-early-refill = on")), "early refill");
     assertEquals(new StagingTuning(4, 0), new GpuStaging("auto", 1 << 20, 0, new StagingTuning(4, 0)).tuning());
   }
 
   @Test
   void valuesOutOfRangeAreRefusedByName() {
     var pieces = assertThrows(IllegalArgumentException.class, () -> EngineSettings.stagingTuning(tcp("0", "0us")));
-    assertTrue(pieces.getMessage().contains("mori4j.tcp.gpu-staging-pieces") && pieces.getMessage().contains(": 0"), pieces.getMessage());
+    assertEquals("mori4j.tcp.gpu-staging-pieces (MORI_IO_TCP_GPU_STAGING_PIECES) = '0' must be in 1..64", pieces.getMessage());
     var spin = assertThrows(IllegalArgumentException.class, () -> EngineSettings.stagingTuning(tcp("2", "11ms")));
     assertTrue(spin.getMessage().contains("mori4j.tcp.gpu-copy-spin"), spin.getMessage());
   }

@@ -18,8 +18,8 @@ class TcpTlsSetupTest {
   @TempDir
   Path dir;
 
-  private static Config tcp(String extra) {
-    return ConfigFactory.parseString(extra).withFallback(ConfigFactory.defaultReference()).getConfig("mori4j.tcp");
+  private static SettingReads.Section tcp(String extra) {
+    return SettingReads.section(ConfigFactory.parseString(extra).withFallback(ConfigFactory.defaultReference()), "mori4j.tcp");
   }
 
   @Test
@@ -65,7 +65,7 @@ class TcpTlsSetupTest {
   @Test
   void aModeThatIsNotOnOffOrAutoIsRefused() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> TcpTlsSetup.fromConfig(tcp("mori4j.tcp.tls = maybe")));
-    assertTrue(e.getMessage().contains("mori4j.tcp.tls") && e.getMessage().contains("'maybe'"), e.getMessage());
+    assertEquals("mori4j.tcp.tls (MORI4J_TCP_TLS) = 'maybe' must be on, off or auto", e.getMessage());
     assertEquals(TcpTlsConfig.Mode.OFF, TcpTlsSetup.fromConfig(tcp("mori4j.tcp.tls = false")).mode());
   }
 }

@@ -14,8 +14,12 @@ class XgmiBlockTableSettingTest {
   void mappedIsTheDefaultDeviceCopiesAndOtherValuesAreRefusedByName() {
     assertEquals("mapped", ConfigFactory.load().getString("mori4j.xgmi.block-table"));
     assertTrue(EngineSettings.load().xgmiMappedTable());
-    assertFalse(EngineSettings.xgmiBlockTable(" Device "));
-    IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> EngineSettings.xgmiBlockTable("pinned"));
-    assertEquals("mori4j.xgmi.block-table must be mapped or device: 'pinned'", bad.getMessage());
+    assertFalse(EngineSettings.xgmiBlockTable(with("\" Device \"")));
+    IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> EngineSettings.xgmiBlockTable(with("pinned")));
+    assertEquals("mori4j.xgmi.block-table (MORI_IO_XGMI_BLOCK_TABLE) = 'pinned' must be mapped or device", bad.getMessage());
+  }
+
+  private static SettingReads.Section with(String value) {
+    return SettingReads.section(ConfigFactory.parseString("mori4j.xgmi.block-table = " + value), "mori4j");
   }
 }

@@ -12,10 +12,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.mori4j.io.IoEngineException;
 import org.mori4j.io.StatusCode;
+import org.mori4j.io.internal.SettingReads;
 
 /**
  * {@code mori4j.kv}: the values come from the configuration alone (reference.conf's, or the application's over them),
- * and a bad one is refused with ERR_INVALID_ARGS naming the key and the value.
+ * and a bad one is refused with ERR_INVALID_ARGS naming the key, its environment variable and the value.
  */
 class KvSettingsTest {
   private static Config with(String overrides) {
@@ -40,15 +41,17 @@ class KvSettingsTest {
 
   @ParameterizedTest
   @CsvSource(delimiter = '|', value = {
-      "tcp-batch-parts | -1", "tcp-batch-parts | 65", "tcp-batch-parts | two",
-      "tcp-min-part | 0", "tcp-min-part | big",
-      "first-chunk-layers | -2",
-      "plan-pool-bytes | -1", "plan-pool-bytes | lots",
-      "landing-board.enabled | maybe",
-      "landing-board.entries | 8", "landing-board.entries | 1000", "landing-board.entries | 2097152",
-      "landing-board.spin | -1ms", "landing-board.spin | soon",
-      "landing-board.park | 0s"})
-  void badValueIsRefusedNamingKeyAndValue(String key, String value) {
+      "tcp-batch-parts | -1 | MORI4J_KV_TCP_BATCH_PARTS", "tcp-batch-parts | 65 | MORI4J_KV_TCP_BATCH_PARTS",
+      "tcp-batch-parts | two | MORI4J_KV_TCP_BATCH_PARTS",
+      "tcp-min-part | 0 | MORI4J_KV_TCP_MIN_PART", "tcp-min-part | big | MORI4J_KV_TCP_MIN_PART",
+      "first-chunk-layers | -2 | MORI4J_KV_FIRST_CHUNK_LAYERS",
+      "plan-pool-bytes | -1 | MORI4J_KV_PLAN_POOL_BYTES", "plan-pool-bytes | lots | MORI4J_KV_PLAN_POOL_BYTES",
+      "landing-board.enabled | maybe | MORI4J_KV_LANDING_BOARD",
+      "landing-board.entries | 8 | MORI4J_KV_LANDING_BOARD_ENTRIES", "landing-board.entries | 1000 | MORI4J_KV_LANDING_BOARD_ENTRIES",
+      "landing-board.entries | 2097152 | MORI4J_KV_LANDING_BOARD_ENTRIES",
+      "landing-board.spin | -1ms | MORI4J_KV_LANDING_BOARD_SPIN", "landing-board.spin | soon | MORI4J_KV_LANDING_BOARD_SPIN",
+      "landing-board.park | 0s | MORI4J_KV_LANDING_BOARD_PARK"})
+  void badValueIsRefusedNamingKeyEnvironmentVariableAndValue(String key, String value, String env) {
     Config c = with("mori4j.kv." + key + " = \"" + value + "\"");
     IoEngineException e = assertThrows(IoEngineException.class,
         () -> {
@@ -56,6 +59,7 @@ class KvSettingsTest {
           else KvSettings.of(c);
         });
     assertEquals(StatusCode.ERR_INVALID_ARGS, e.code());
-    assertTrue(e.getMessage().startsWith("mori4j.kv." + key + " = '" + value + "'"), e.getMessage());
+    assertTrue(e.getMessage().startsWith("mori4j.kv." + key + " (" + env + ") = '" + value + "'"), e.getMessage());
+    assertTrue(e.getCause() instanceof SettingReads.Refused, "the refusal is the cause: " + e.getCause());
   }
 }

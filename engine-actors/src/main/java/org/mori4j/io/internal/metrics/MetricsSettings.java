@@ -1,6 +1,8 @@
 package org.mori4j.io.internal.metrics;
 
 import com.typesafe.config.Config;
+import org.mori4j.io.internal.SettingReads;
+import org.mori4j.io.internal.SettingReads.Section;
 
 /**
  * The {@code mori4j.metrics} section of the configuration (reference.conf explains each key), read once when an
@@ -16,12 +18,14 @@ public record MetricsSettings(boolean enabled, boolean histogram, double[] perce
   /** Everything off: what an engine built without configuration (unit tests of the transfer path) uses. */
   public static final MetricsSettings OFF = new MetricsSettings(false, false, new double[0], false, false);
 
+  /** Reads and checks {@code mori4j.metrics}; a bad value is a {@link SettingReads.Refused} naming the key. */
   public static MetricsSettings from(Config config) {
-    Config c = config.getConfig("mori4j.metrics");
+    Section c = SettingReads.section(config, "mori4j.metrics");
     boolean on = c.getBoolean("enabled");
-    double[] p = c.getDoubleList("percentiles").stream().mapToDouble(Double::doubleValue).toArray();
+    double[] p = c.read("percentiles", () -> c.config().getDoubleList("percentiles"), "must be a list of numbers")
+        .stream().mapToDouble(Double::doubleValue).toArray();
     for (double x : p)
-      if (!(x > 0 && x < 1)) throw new IllegalArgumentException("mori4j.metrics.percentiles: each must be in (0, 1), got " + x);
+      if (!(x > 0 && x < 1)) throw c.refused("percentiles", "must hold numbers in (0, 1) only: " + x + " is not");
     return new MetricsSettings(on, on && c.getBoolean("histogram"), p, on && c.getBoolean("jfr"), on && c.getBoolean("jmx"));
   }
 }
