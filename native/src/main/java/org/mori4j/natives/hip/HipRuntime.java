@@ -255,7 +255,7 @@ public final class HipRuntime extends NativeGpuRuntime {
   public byte[] compile(int device, String source, String name, String... options) {
     // Without --offload-arch hiprtc compiles for the current device, so make it the one asked for.
     bind(device);
-    return Hiprtc.compile(source, name, options);
+    return Hiprtc.COMPILER.compile(source, name, options);
   }
 
   @Override

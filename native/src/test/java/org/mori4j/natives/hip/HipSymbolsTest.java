@@ -46,12 +46,12 @@ class HipSymbolsTest {
 
   @Test
   void everyBoundHiprtcSymbolResolvesWhereRocm52PutsIt() {
-    List<String> missing = BoundSymbols.missingFrom(LIBRARY, Hiprtc.functions().symbols().values());
+    List<String> missing = BoundSymbols.missingFrom(LIBRARY, Hiprtc.COMPILER.functions().symbols().values());
     AbiProbe.assumeAvailable(missing != null, LIBRARY + " is not installed (apt-get install libamdhip64-dev)");
 
     assertTrue(missing.isEmpty(), "missing from " + LIBRARY + ": " + missing);
-    assertTrue(Hiprtc.library().available(), Hiprtc.library().failure());
-    assertEquals(Hiprtc.functions().symbols().keySet(), Hiprtc.functions().resolved().keySet(), "some bindings did not resolve");
+    assertTrue(Hiprtc.COMPILER.library().available(), Hiprtc.COMPILER.library().failure());
+    assertEquals(Hiprtc.COMPILER.functions().symbols().keySet(), Hiprtc.COMPILER.functions().resolved().keySet(), "some bindings did not resolve");
   }
 
   @Test
@@ -64,7 +64,7 @@ class HipSymbolsTest {
       checked++;
     }
     assertTrue(checked >= 10, "checked only " + checked);
-    assertEquals("HIPRTC_ERROR_COMPILATION", Hiprtc.errorString(HipConstants.HIPRTC_ERROR_COMPILATION));
+    assertEquals("HIPRTC_ERROR_COMPILATION", Hiprtc.COMPILER.errorString(HipConstants.HIPRTC_ERROR_COMPILATION));
   }
 
   @Test
