@@ -142,7 +142,8 @@ public final class RuntimeCompiler {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment size = arena.allocate(JAVA_LONG);
       if (calls.invoke(() -> (int) logSize.invokeExact(program, size)) != success) return "(no compile log)";
-      MemorySegment text = arena.allocate(Math.max(size.get(JAVA_LONG, 0), 1));
+      // One zeroed byte more than the size: ROCm 5.2's hiprtc counts no terminating NUL in it (NVRTC does).
+      MemorySegment text = arena.allocate(size.get(JAVA_LONG, 0) + 1);
       if (calls.invoke(() -> (int) log.invokeExact(program, text)) != success) return "(no compile log)";
       return text.getString(0);
     }
