@@ -77,43 +77,43 @@ public final class CudaDriver {
   /** Runs {@code cuInit}; first raises {@code CUDA_DEVICE_MAX_CONNECTIONS} when unset ({@link CudaConnections}). */
   public static void init() {
     CudaConnections.apply();
-    call("cuInit", () -> (int) INIT.invokeExact(0));
+    CALLS.call("cuInit", () -> (int) INIT.invokeExact(0));
   }
 
   /** The driver's CUDA version, e.g. 13000 for 13.0. */
   public static int driverVersion() {
-    return outInt("cuDriverGetVersion", out -> (int) DRIVER_GET_VERSION.invokeExact(out));
+    return CALLS.outInt("cuDriverGetVersion", out -> (int) DRIVER_GET_VERSION.invokeExact(out));
   }
 
   public static int deviceCount() {
-    return outInt("cuDeviceGetCount", out -> (int) DEVICE_GET_COUNT.invokeExact(out));
+    return CALLS.outInt("cuDeviceGetCount", out -> (int) DEVICE_GET_COUNT.invokeExact(out));
   }
 
   /** The {@code CUdevice} handle of device {@code ordinal}. */
   public static int device(int ordinal) {
-    return outInt("cuDeviceGet", out -> (int) DEVICE_GET.invokeExact(out, ordinal));
+    return CALLS.outInt("cuDeviceGet", out -> (int) DEVICE_GET.invokeExact(out, ordinal));
   }
 
   public static String deviceName(int device) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment name = arena.allocate(256);
-      call("cuDeviceGetName", () -> (int) DEVICE_GET_NAME.invokeExact(name, 256, device));
+      CALLS.call("cuDeviceGetName", () -> (int) DEVICE_GET_NAME.invokeExact(name, 256, device));
       return name.getString(0);
     }
   }
 
   /** A {@code CU_DEVICE_ATTRIBUTE_*} value of {@code device}. */
   public static int deviceAttribute(int attribute, int device) {
-    return outInt("cuDeviceGetAttribute", out -> (int) DEVICE_GET_ATTRIBUTE.invokeExact(out, attribute, device));
+    return CALLS.outInt("cuDeviceGetAttribute", out -> (int) DEVICE_GET_ATTRIBUTE.invokeExact(out, attribute, device));
   }
 
   /** Retains (creating on first use) the device's primary context, the one the runtime API shares too. */
   public static MemorySegment primaryContextRetain(int device) {
-    return outHandle("cuDevicePrimaryCtxRetain", out -> (int) PRIMARY_CTX_RETAIN.invokeExact(out, device));
+    return CALLS.outHandle("cuDevicePrimaryCtxRetain", out -> (int) PRIMARY_CTX_RETAIN.invokeExact(out, device));
   }
 
   public static void primaryContextRelease(int device) {
-    call("cuDevicePrimaryCtxRelease", () -> (int) PRIMARY_CTX_RELEASE.invokeExact(device));
+    CALLS.call("cuDevicePrimaryCtxRelease", () -> (int) PRIMARY_CTX_RELEASE.invokeExact(device));
   }
 
   /** Makes {@code context} current on the calling thread (contexts are per thread in the driver API). */
@@ -122,18 +122,18 @@ public final class CudaDriver {
     try {
       rc = (int) CTX_SET_CURRENT.invokeExact(context);
     } catch (Throwable t) {
-      throw rethrow(t);
+      throw FunctionTable.rethrow(t);
     }
-    check(rc, "cuCtxSetCurrent");
+    CALLS.check(rc, "cuCtxSetCurrent");
   }
 
   /** The calling thread's current context ({@link MemorySegment#NULL} when none). */
   public static MemorySegment currentContext() {
-    return outHandle("cuCtxGetCurrent", out -> (int) CTX_GET_CURRENT.invokeExact(out));
+    return CALLS.outHandle("cuCtxGetCurrent", out -> (int) CTX_GET_CURRENT.invokeExact(out));
   }
 
   public static boolean deviceCanAccessPeer(int device, int peer) {
-    return outInt("cuDeviceCanAccessPeer", out -> (int) DEVICE_CAN_ACCESS_PEER.invokeExact(out, device, peer)) != 0;
+    return CALLS.outInt("cuDeviceCanAccessPeer", out -> (int) DEVICE_CAN_ACCESS_PEER.invokeExact(out, device, peer)) != 0;
   }
 
   /**
@@ -145,10 +145,10 @@ public final class CudaDriver {
     try {
       rc = (int) CTX_ENABLE_PEER_ACCESS.invokeExact(peerContext, 0);
     } catch (Throwable t) {
-      throw rethrow(t);
+      throw FunctionTable.rethrow(t);
     }
     if (rc == CudaConstants.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return false;
-    check(rc, "cuCtxEnablePeerAccess");
+    CALLS.check(rc, "cuCtxEnablePeerAccess");
     return true;
   }
 
@@ -158,7 +158,7 @@ public final class CudaDriver {
    * address CUDA does not know.
    */
   public static long pointerAttribute(int attribute, long pointer) {
-    return outLong("cuPointerGetAttribute", out -> (int) POINTER_GET_ATTRIBUTE.invokeExact(out, attribute, pointer));
+    return CALLS.outLong("cuPointerGetAttribute", out -> (int) POINTER_GET_ATTRIBUTE.invokeExact(out, attribute, pointer));
   }
 
   /**
@@ -176,7 +176,7 @@ public final class CudaDriver {
       cells.setAtIndex(JAVA_LONG, 1, -1L); // device ordinal: -1 unless the driver writes it
       MemorySegment data = arena.allocate(ADDRESS, attributes.length);
       for (int i = 0; i < attributes.length; i++) data.setAtIndex(ADDRESS, i, cells.asSlice(i * 8L, 8));
-      call("cuPointerGetAttributes", () -> (int) POINTER_GET_ATTRIBUTES.invokeExact(attributes.length, ids, data, pointer));
+      CALLS.call("cuPointerGetAttributes", () -> (int) POINTER_GET_ATTRIBUTES.invokeExact(attributes.length, ids, data, pointer));
       // MEMORY_TYPE is an unsigned int and DEVICE_ORDINAL an int: read only the 4 bytes the driver wrote.
       return new CudaPointerAttributes(cells.get(JAVA_INT, 0), cells.get(JAVA_INT, 8), cells.get(JAVA_LONG, 16),
           cells.get(JAVA_LONG, 24), cells.get(JAVA_LONG, 32));
@@ -202,62 +202,5 @@ public final class CudaDriver {
     } catch (Throwable t) {
       return "CUresult " + code;
     }
-  }
-
-  // ---- shared by the API groups ----
-
-  /** Throws the {@link NativeException} for a failed {@code function}, or returns when {@code rc} is success. */
-  static void check(int rc, String function) {
-    CALLS.check(rc, function);
-  }
-
-  /** A native call returning a {@code CUresult}, written as a lambda around {@code invokeExact}. */
-  @FunctionalInterface
-  interface Call {
-    int invoke() throws Throwable;
-  }
-
-  /** A native call with one out-parameter cell. */
-  @FunctionalInterface
-  interface OutCall {
-    int invoke(MemorySegment out) throws Throwable;
-  }
-
-  static void call(String function, Call call) {
-    int rc;
-    try {
-      rc = call.invoke();
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-    check(rc, function);
-  }
-
-  static int outInt(String function, OutCall call) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment out = arena.allocate(JAVA_INT);
-      call(function, () -> call.invoke(out));
-      return out.get(JAVA_INT, 0);
-    }
-  }
-
-  static long outLong(String function, OutCall call) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment out = arena.allocate(JAVA_LONG);
-      call(function, () -> call.invoke(out));
-      return out.get(JAVA_LONG, 0);
-    }
-  }
-
-  static MemorySegment outHandle(String function, OutCall call) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment out = arena.allocate(HANDLE);
-      call(function, () -> call.invoke(out));
-      return out.get(HANDLE, 0);
-    }
-  }
-
-  static RuntimeException rethrow(Throwable t) {
-    return FunctionTable.rethrow(t);
   }
 }

@@ -41,7 +41,7 @@ public final class CudaExecutionApi {
   private CudaExecutionApi() {}
 
   /** Streams, events, modules and launches, under the symbols {@code cuda.h} maps each API to. */
-  static final ExecutionApi API = new ExecutionApi(FUNCTIONS, CudaDriver.CALLS,
+  static final ExecutionApi API = new ExecutionApi(FUNCTIONS, CALLS,
       new ExecutionApi.Codes(CudaConstants.CUDA_ERROR_NOT_READY, CudaConstants.CU_STREAM_NON_BLOCKING, CudaConstants.CU_EVENT_DEFAULT,
           CudaConstants.CU_EVENT_DISABLE_TIMING),
       symbol(STREAM_CREATE, "cuStreamCreate"),
@@ -72,7 +72,7 @@ public final class CudaExecutionApi {
 
   /** Cooperative launches and occupancy, the implementation shared with HIP. */
   static final GridLaunchApi GRID = new GridLaunchApi(FUNCTIONS, "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel",
-      "cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor", CudaDriver.CALLS::check);
+      "cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor", CALLS);
 
   /** Forces class initialisation, so that the shared function table lists these bindings. */
   static void touch() {}

@@ -3,12 +3,8 @@ package org.mori4j.natives.cuda;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static org.mori4j.natives.cuda.CudaDriver.CALLS;
 import static org.mori4j.natives.cuda.CudaDriver.FUNCTIONS;
-import static org.mori4j.natives.cuda.CudaDriver.call;
-import static org.mori4j.natives.cuda.CudaDriver.check;
-import static org.mori4j.natives.cuda.CudaDriver.outHandle;
-import static org.mori4j.natives.cuda.CudaDriver.outLong;
-import static org.mori4j.natives.cuda.CudaDriver.rethrow;
 import static org.mori4j.natives.cuda.CudaLayouts.CU_DEVICEPTR;
 import static org.mori4j.natives.cuda.CudaLayouts.CU_IPC_MEM_HANDLE;
 import static org.mori4j.natives.cuda.CudaLayouts.CU_RESULT;
@@ -19,12 +15,13 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import org.mori4j.natives.gpu.FunctionTable;
 
 /**
  * The memory part of the CUDA driver API: device and pinned host allocation, host registration, copies
  * (synchronous and asynchronous, within and between devices), memset, address ranges and IPC handles. The
  * copy calls that sit on the data path are written out with {@code invokeExact} and no allocation; the rest
- * go through {@link CudaDriver}'s checked-call helpers. Every function needs a current context on the
+ * go through the driver's {@link org.mori4j.natives.gpu.StatusCalls}. Every function needs a current context on the
  * calling thread ({@link CudaDriver#setCurrentContext}).
  */
 public final class CudaMemoryApi {
@@ -74,7 +71,7 @@ public final class CudaMemoryApi {
   static void touch() {}
 
   public static long memAlloc(long size) {
-    return outLong("cuMemAlloc", out -> (int) MEM_ALLOC.invokeExact(out, size));
+    return CALLS.outLong("cuMemAlloc", out -> (int) MEM_ALLOC.invokeExact(out, size));
   }
 
   /** Free and total bytes of the current context's device: {free, total}. */
@@ -82,36 +79,36 @@ public final class CudaMemoryApi {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment free = arena.allocate(SIZE_T);
       MemorySegment total = arena.allocate(SIZE_T);
-      call("cuMemGetInfo", () -> (int) MEM_GET_INFO.invokeExact(free, total));
+      CALLS.call("cuMemGetInfo", () -> (int) MEM_GET_INFO.invokeExact(free, total));
       return new long[] {free.get(SIZE_T, 0), total.get(SIZE_T, 0)};
     }
   }
 
   public static void memFree(long pointer) {
-    call("cuMemFree", () -> (int) MEM_FREE.invokeExact(pointer));
+    CALLS.call("cuMemFree", () -> (int) MEM_FREE.invokeExact(pointer));
   }
 
   /** Page-locked host memory, portable to all contexts under unified addressing. */
   public static MemorySegment memAllocHost(long size) {
-    return outHandle("cuMemAllocHost", out -> (int) MEM_ALLOC_HOST.invokeExact(out, size));
+    return CALLS.outHandle("cuMemAllocHost", out -> (int) MEM_ALLOC_HOST.invokeExact(out, size));
   }
 
   public static void memFreeHost(MemorySegment pointer) {
-    call("cuMemFreeHost", () -> (int) MEM_FREE_HOST.invokeExact(pointer));
+    CALLS.call("cuMemFreeHost", () -> (int) MEM_FREE_HOST.invokeExact(pointer));
   }
 
   /** The current context's device address of page-locked host memory {@code host} (under unified addressing: itself). */
   public static long memHostGetDevicePointer(MemorySegment host) {
-    return outLong("cuMemHostGetDevicePointer", out -> (int) MEM_HOST_GET_DEVICE_POINTER.invokeExact(out, host, 0));
+    return CALLS.outLong("cuMemHostGetDevicePointer", out -> (int) MEM_HOST_GET_DEVICE_POINTER.invokeExact(out, host, 0));
   }
 
   /** Page-locks existing host memory; {@code flags} are {@code CU_MEMHOSTREGISTER_*}. */
   public static void memHostRegister(MemorySegment memory, long size, int flags) {
-    call("cuMemHostRegister", () -> (int) MEM_HOST_REGISTER.invokeExact(memory, size, flags));
+    CALLS.call("cuMemHostRegister", () -> (int) MEM_HOST_REGISTER.invokeExact(memory, size, flags));
   }
 
   public static void memHostUnregister(MemorySegment memory) {
-    call("cuMemHostUnregister", () -> (int) MEM_HOST_UNREGISTER.invokeExact(memory));
+    CALLS.call("cuMemHostUnregister", () -> (int) MEM_HOST_UNREGISTER.invokeExact(memory));
   }
 
   /** A copy between any two addresses under unified addressing; the driver infers the direction. */
@@ -153,9 +150,9 @@ public final class CudaMemoryApi {
     try {
       rc = (int) MEMCPY_PEER.invokeExact(dst, dstContext, src, srcContext, size);
     } catch (Throwable t) {
-      throw rethrow(t);
+      throw FunctionTable.rethrow(t);
     }
-    check(rc, "cuMemcpyPeer");
+    CALLS.check(rc, "cuMemcpyPeer");
   }
 
   public static void memcpyPeerAsync(long dst, MemorySegment dstContext, long src, MemorySegment srcContext, long size, MemorySegment stream) {
@@ -163,13 +160,13 @@ public final class CudaMemoryApi {
     try {
       rc = (int) MEMCPY_PEER_ASYNC.invokeExact(dst, dstContext, src, srcContext, size, stream);
     } catch (Throwable t) {
-      throw rethrow(t);
+      throw FunctionTable.rethrow(t);
     }
-    check(rc, "cuMemcpyPeerAsync");
+    CALLS.check(rc, "cuMemcpyPeerAsync");
   }
 
   public static void memsetD8(long dst, byte value, long count) {
-    call("cuMemsetD8", () -> (int) MEMSET_D8.invokeExact(dst, value, count));
+    CALLS.call("cuMemsetD8", () -> (int) MEMSET_D8.invokeExact(dst, value, count));
   }
 
   /** The base and size of the allocation containing {@code pointer}: {base, size}. */
@@ -177,7 +174,7 @@ public final class CudaMemoryApi {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment base = arena.allocate(CU_DEVICEPTR);
       MemorySegment size = arena.allocate(SIZE_T);
-      call("cuMemGetAddressRange", () -> (int) MEM_GET_ADDRESS_RANGE.invokeExact(base, size, pointer));
+      CALLS.call("cuMemGetAddressRange", () -> (int) MEM_GET_ADDRESS_RANGE.invokeExact(base, size, pointer));
       return new long[] {base.get(CU_DEVICEPTR, 0), size.get(SIZE_T, 0)};
     }
   }
@@ -186,7 +183,7 @@ public final class CudaMemoryApi {
   public static byte[] ipcGetMemHandle(long pointer) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment handle = arena.allocate(CU_IPC_MEM_HANDLE);
-      call("cuIpcGetMemHandle", () -> (int) IPC_GET_MEM_HANDLE.invokeExact(handle, pointer));
+      CALLS.call("cuIpcGetMemHandle", () -> (int) IPC_GET_MEM_HANDLE.invokeExact(handle, pointer));
       return handle.toArray(JAVA_BYTE);
     }
   }
@@ -199,12 +196,12 @@ public final class CudaMemoryApi {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment value = arena.allocate(CU_IPC_MEM_HANDLE);
       MemorySegment.copy(handle, 0, value, JAVA_BYTE, 0, handle.length);
-      return outLong("cuIpcOpenMemHandle", out -> (int) IPC_OPEN_MEM_HANDLE.invokeExact(out, value, flags));
+      return CALLS.outLong("cuIpcOpenMemHandle", out -> (int) IPC_OPEN_MEM_HANDLE.invokeExact(out, value, flags));
     }
   }
 
   public static void ipcCloseMemHandle(long pointer) {
-    call("cuIpcCloseMemHandle", () -> (int) IPC_CLOSE_MEM_HANDLE.invokeExact(pointer));
+    CALLS.call("cuIpcCloseMemHandle", () -> (int) IPC_CLOSE_MEM_HANDLE.invokeExact(pointer));
   }
 
   private static void copy(MethodHandle handle, String function, long dst, long src, long size) {
@@ -212,9 +209,9 @@ public final class CudaMemoryApi {
     try {
       rc = (int) handle.invokeExact(dst, src, size);
     } catch (Throwable t) {
-      throw rethrow(t);
+      throw FunctionTable.rethrow(t);
     }
-    check(rc, function);
+    CALLS.check(rc, function);
   }
 
   private static void copyAsync(MethodHandle handle, String function, long dst, long src, long size, MemorySegment stream) {
@@ -222,8 +219,8 @@ public final class CudaMemoryApi {
     try {
       rc = (int) handle.invokeExact(dst, src, size, stream);
     } catch (Throwable t) {
-      throw rethrow(t);
+      throw FunctionTable.rethrow(t);
     }
-    check(rc, function);
+    CALLS.check(rc, function);
   }
 }

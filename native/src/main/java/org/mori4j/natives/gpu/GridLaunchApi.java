@@ -14,7 +14,7 @@ import java.lang.invoke.MethodHandle;
  * ({@code cuLaunchCooperativeKernel} / {@code hipModuleLaunchCooperativeKernel}, and
  * {@code cuOccupancyMaxActiveBlocksPerMultiprocessor} / {@code hipModuleOccupancyMaxActiveBlocksPerMultiprocessor}
  * take the same arguments in the same order), so each binding class makes one of these over its own
- * {@link FunctionTable} (where the ABI tests see the symbols) with its own error check.
+ * {@link FunctionTable} (where the ABI tests see the symbols) with its own {@link StatusCalls}.
  *
  * <p>Why they matter: a kernel whose blocks wait for each other (a signal/wait exchange between the blocks of
  * one grid, a grid-wide barrier) deadlocks when the grid is larger than what the GPU holds at once; occupancy
@@ -22,17 +22,11 @@ import java.lang.invoke.MethodHandle;
  * deadlocking when the grid does not fit.
  */
 public final class GridLaunchApi {
-  /** Turns a native result code into an exception naming the function (each runtime's own check). */
-  @FunctionalInterface
-  public interface Check {
-    void check(int rc, String function);
-  }
-
   private final String cooperativeName;
   private final String occupancyName;
   private final MethodHandle cooperative;
   private final MethodHandle occupancy;
-  private final Check check;
+  private final StatusCalls calls;
 
   /**
    * Binds {@code cooperativeApi} and {@code occupancyApi} (under the symbols their headers map them to) in
@@ -40,10 +34,10 @@ public final class GridLaunchApi {
    * pointers).
    */
   public GridLaunchApi(FunctionTable table, String cooperativeApi, String cooperativeSymbol, String occupancyApi, String occupancySymbol,
-                       Check check) {
+                       StatusCalls calls) {
     this.cooperativeName = cooperativeApi;
     this.occupancyName = occupancyApi;
-    this.check = check;
+    this.calls = calls;
     this.cooperative = table.bind(cooperativeApi, cooperativeSymbol, FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT,
         JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
     this.occupancy = table.bind(occupancyApi, occupancySymbol, FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG));
@@ -60,7 +54,7 @@ public final class GridLaunchApi {
     } catch (Throwable t) {
       throw FunctionTable.rethrow(t);
     }
-    check.check(rc, cooperativeName);
+    calls.check(rc, cooperativeName);
   }
 
   /** Blocks of {@code function} that fit on one multiprocessor at {@code blockThreads} threads and {@code dynamicSharedBytes}. */
@@ -74,7 +68,7 @@ public final class GridLaunchApi {
       } catch (Throwable t) {
         throw FunctionTable.rethrow(t);
       }
-      check.check(rc, occupancyName);
+      calls.check(rc, occupancyName);
       return out.get(JAVA_INT, 0);
     }
   }

@@ -1,13 +1,7 @@
 package org.mori4j.natives.hip;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static org.mori4j.natives.hip.HipLayouts.DEVICE_POINTER;
-import static org.mori4j.natives.hip.HipLayouts.HIP_ENUM;
-import static org.mori4j.natives.hip.HipLayouts.HIP_IPC_MEM_HANDLE;
-import static org.mori4j.natives.hip.HipLayouts.POINTER;
-import static org.mori4j.natives.hip.HipLayouts.SIZE_T;
 import static org.mori4j.natives.gpu.ExecutionApi.Function.EVENT_CREATE;
 import static org.mori4j.natives.gpu.ExecutionApi.Function.EVENT_DESTROY;
 import static org.mori4j.natives.gpu.ExecutionApi.Function.EVENT_ELAPSED_TIME;
@@ -24,8 +18,12 @@ import static org.mori4j.natives.gpu.ExecutionApi.Function.STREAM_DESTROY;
 import static org.mori4j.natives.gpu.ExecutionApi.Function.STREAM_QUERY;
 import static org.mori4j.natives.gpu.ExecutionApi.Function.STREAM_SYNCHRONIZE;
 import static org.mori4j.natives.gpu.ExecutionApi.symbol;
+import static org.mori4j.natives.hip.HipLayouts.DEVICE_POINTER;
+import static org.mori4j.natives.hip.HipLayouts.HIP_ENUM;
+import static org.mori4j.natives.hip.HipLayouts.HIP_IPC_MEM_HANDLE;
+import static org.mori4j.natives.hip.HipLayouts.POINTER;
+import static org.mori4j.natives.hip.HipLayouts.SIZE_T;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
@@ -106,7 +104,7 @@ public final class Hip {
    */
   static final GridLaunchApi GRID = new GridLaunchApi(FUNCTIONS, "hipModuleLaunchCooperativeKernel",
       "hipModuleLaunchCooperativeKernel", "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor",
-      CALLS::check);
+      CALLS);
   private static final MethodHandle GET_ERROR_NAME = FUNCTIONS.bind("hipGetErrorName", FunctionDescriptor.of(ADDRESS, HIP_ENUM));
   private static final MethodHandle GET_ERROR_STRING = FUNCTIONS.bind("hipGetErrorString", FunctionDescriptor.of(ADDRESS, HIP_ENUM));
 
@@ -142,87 +140,16 @@ public final class Hip {
 
   /** {@code hipGetErrorName}, or {@code "hipError_t <code>"} when the library cannot name it. */
   public static String errorName(int code) {
-    return text(GET_ERROR_NAME, code);
+    return StatusCalls.text(GET_ERROR_NAME, code, "hipError_t");
   }
 
   /** {@code hipGetErrorString}: HIP's one-line description of {@code code}. */
   public static String errorString(int code) {
-    return text(GET_ERROR_STRING, code);
-  }
-
-  private static String text(MethodHandle handle, int code) {
-    try {
-      MemorySegment text = (MemorySegment) handle.invokeExact(code);
-      return text.equals(MemorySegment.NULL) ? "hipError_t " + code : text.reinterpret(4096).getString(0);
-    } catch (Throwable t) {
-      return "hipError_t " + code;
-    }
-  }
-
-  /** Throws the {@link NativeException} for a failed {@code function}, or returns when {@code rc} is success. */
-  static void check(int rc, String function) {
-    CALLS.check(rc, function);
-  }
-
-  /** A native call returning a {@code hipError_t}, written as a lambda around {@code invokeExact}. */
-  @FunctionalInterface
-  interface Call {
-    int invoke() throws Throwable;
-  }
-
-  /** A native call with one out-parameter cell. */
-  @FunctionalInterface
-  interface OutCall {
-    int invoke(MemorySegment out) throws Throwable;
-  }
-
-  static void call(String function, Call call) {
-    check(invoke(call), function);
-  }
-
-  /** Runs {@code call} and returns its raw {@code hipError_t}, for callers that treat some codes as answers. */
-  static int invoke(Call call) {
-    try {
-      return call.invoke();
-    } catch (Throwable t) {
-      throw FunctionTable.rethrow(t);
-    }
-  }
-
-  static int outInt(String function, OutCall call) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment out = arena.allocate(JAVA_INT);
-      call(function, () -> call.invoke(out));
-      return out.get(JAVA_INT, 0);
-    }
-  }
-
-  static long outLong(String function, OutCall call) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment out = arena.allocate(DEVICE_POINTER);
-      call(function, () -> call.invoke(out));
-      return out.get(DEVICE_POINTER, 0);
-    }
-  }
-
-  static MemorySegment outHandle(String function, OutCall call) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment out = arena.allocate(POINTER);
-      call(function, () -> call.invoke(out));
-      return out.get(POINTER, 0);
-    }
-  }
-
-  static float outFloat(String function, OutCall call) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment out = arena.allocate(JAVA_FLOAT);
-      call(function, () -> call.invoke(out));
-      return out.get(JAVA_FLOAT, 0);
-    }
+    return StatusCalls.text(GET_ERROR_STRING, code, "hipError_t");
   }
 
   /** Makes {@code device} the calling thread's current HIP device. */
   public static void setDevice(int device) {
-    call("hipSetDevice", () -> (int) SET_DEVICE.invokeExact(device));
+    CALLS.call("hipSetDevice", () -> (int) SET_DEVICE.invokeExact(device));
   }
 }

@@ -47,11 +47,11 @@ public final class HipRuntime extends NativeGpuRuntime {
    */
   public static HipRuntime open() {
     Hip.library().require();
-    Hip.call("hipInit", () -> (int) Hip.INIT.invokeExact(0));
-    int count = Hip.outInt("hipGetDeviceCount", out -> (int) Hip.GET_DEVICE_COUNT.invokeExact(out));
+    Hip.CALLS.call("hipInit", () -> (int) Hip.INIT.invokeExact(0));
+    int count = Hip.CALLS.outInt("hipGetDeviceCount", out -> (int) Hip.GET_DEVICE_COUNT.invokeExact(out));
     if (count == 0) throw new NativeException("hip", "hipGetDeviceCount", HipConstants.hipErrorNoDevice, "hipErrorNoDevice", "hipInit succeeded but there is no HIP device");
-    int runtime = Hip.outInt("hipRuntimeGetVersion", out -> (int) Hip.RUNTIME_GET_VERSION.invokeExact(out));
-    int driver = Hip.outInt("hipDriverGetVersion", out -> (int) Hip.DRIVER_GET_VERSION.invokeExact(out));
+    int runtime = Hip.CALLS.outInt("hipRuntimeGetVersion", out -> (int) Hip.RUNTIME_GET_VERSION.invokeExact(out));
+    int driver = Hip.CALLS.outInt("hipDriverGetVersion", out -> (int) Hip.DRIVER_GET_VERSION.invokeExact(out));
     return new HipRuntime(count, runtime, driver);
   }
 
@@ -62,10 +62,10 @@ public final class HipRuntime extends NativeGpuRuntime {
 
   @Override
   public String deviceName(int device) {
-    int handle = Hip.outInt("hipDeviceGet", out -> (int) Hip.DEVICE_GET.invokeExact(out, checkDevice(device)));
+    int handle = Hip.CALLS.outInt("hipDeviceGet", out -> (int) Hip.DEVICE_GET.invokeExact(out, checkDevice(device)));
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment name = arena.allocate(256);
-      Hip.call("hipDeviceGetName", () -> (int) Hip.DEVICE_GET_NAME.invokeExact(name, 256, handle));
+      Hip.CALLS.call("hipDeviceGetName", () -> (int) Hip.DEVICE_GET_NAME.invokeExact(name, 256, handle));
       return name.getString(0);
     }
   }
@@ -89,7 +89,7 @@ public final class HipRuntime extends NativeGpuRuntime {
 
   private int attribute(int attribute, int device) {
     int d = checkDevice(device);
-    return Hip.outInt("hipDeviceGetAttribute", out -> (int) Hip.DEVICE_GET_ATTRIBUTE.invokeExact(out, attribute, d));
+    return Hip.CALLS.outInt("hipDeviceGetAttribute", out -> (int) Hip.DEVICE_GET_ATTRIBUTE.invokeExact(out, attribute, d));
   }
 
   @Override
@@ -98,7 +98,7 @@ public final class HipRuntime extends NativeGpuRuntime {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment free = arena.allocate(HipLayouts.SIZE_T);
       MemorySegment total = arena.allocate(HipLayouts.SIZE_T);
-      Hip.call("hipMemGetInfo", () -> (int) Hip.MEM_GET_INFO.invokeExact(free, total));
+      Hip.CALLS.call("hipMemGetInfo", () -> (int) Hip.MEM_GET_INFO.invokeExact(free, total));
       return new DeviceMemoryInfo(free.get(HipLayouts.SIZE_T, 0), total.get(HipLayouts.SIZE_T, 0));
     }
   }
@@ -106,20 +106,20 @@ public final class HipRuntime extends NativeGpuRuntime {
   @Override
   public DeviceBuffer allocDevice(int device, long size) {
     bind(device);
-    long pointer = Hip.outLong("hipMalloc", out -> (int) Hip.MALLOC.invokeExact(out, size));
+    long pointer = Hip.CALLS.outLong("hipMalloc", out -> (int) Hip.MALLOC.invokeExact(out, size));
     return new DeviceBuffer("hip", device, pointer, size, () -> {
       bind(device);
-      Hip.call("hipFree", () -> (int) Hip.FREE.invokeExact(pointer));
+      Hip.CALLS.call("hipFree", () -> (int) Hip.FREE.invokeExact(pointer));
     });
   }
 
   @Override
   public PinnedBuffer allocPinned(long size) {
     bindAny();
-    MemorySegment raw = Hip.outHandle("hipHostMalloc",
+    MemorySegment raw = Hip.CALLS.outHandle("hipHostMalloc",
         out -> (int) Hip.HOST_MALLOC.invokeExact(out, size, HipConstants.hipHostMallocPortable));
     long address = raw.address();
-    return new PinnedBuffer("hip", raw, size, () -> Hip.call("hipHostFree", () -> (int) Hip.HOST_FREE.invokeExact(address)));
+    return new PinnedBuffer("hip", raw, size, () -> Hip.CALLS.call("hipHostFree", () -> (int) Hip.HOST_FREE.invokeExact(address)));
   }
 
   @Override
@@ -127,8 +127,8 @@ public final class HipRuntime extends NativeGpuRuntime {
     long address = HostMemory.requireNative(segment, segment.byteSize());
     long size = segment.byteSize();
     bindAny();
-    Hip.call("hipHostRegister", () -> (int) Hip.HOST_REGISTER.invokeExact(address, size, HipConstants.hipHostRegisterPortable));
-    return new HostRegistration("hip", segment, () -> Hip.call("hipHostUnregister", () -> (int) Hip.HOST_UNREGISTER.invokeExact(address)));
+    Hip.CALLS.call("hipHostRegister", () -> (int) Hip.HOST_REGISTER.invokeExact(address, size, HipConstants.hipHostRegisterPortable));
+    return new HostRegistration("hip", segment, () -> Hip.CALLS.call("hipHostUnregister", () -> (int) Hip.HOST_UNREGISTER.invokeExact(address)));
   }
 
   @Override
@@ -148,14 +148,14 @@ public final class HipRuntime extends NativeGpuRuntime {
 
   private void copy(long dst, long src, long size, int kind) {
     bindAny();
-    Hip.call("hipMemcpy", () -> (int) Hip.MEMCPY.invokeExact(dst, src, size, kind));
+    Hip.CALLS.call("hipMemcpy", () -> (int) Hip.MEMCPY.invokeExact(dst, src, size, kind));
   }
 
   @Override
   public void copyPeer(long dst, int dstDevice, long src, int srcDevice, long size) {
     checkDevice(dstDevice);
     bind(srcDevice);
-    Hip.call("hipMemcpyPeer", () -> (int) Hip.MEMCPY_PEER.invokeExact(dst, dstDevice, src, srcDevice, size));
+    Hip.CALLS.call("hipMemcpyPeer", () -> (int) Hip.MEMCPY_PEER.invokeExact(dst, dstDevice, src, srcDevice, size));
   }
 
   @Override
@@ -175,7 +175,7 @@ public final class HipRuntime extends NativeGpuRuntime {
 
   private void copyAsync(long dst, long src, long size, int kind, GpuStream stream) {
     MemorySegment s = boundStream(stream);
-    Hip.call("hipMemcpyAsync", () -> (int) Hip.MEMCPY_ASYNC.invokeExact(dst, src, size, kind, s));
+    Hip.CALLS.call("hipMemcpyAsync", () -> (int) Hip.MEMCPY_ASYNC.invokeExact(dst, src, size, kind, s));
   }
 
   @Override
@@ -183,14 +183,14 @@ public final class HipRuntime extends NativeGpuRuntime {
     checkDevice(dstDevice);
     checkDevice(srcDevice);
     MemorySegment s = boundStream(stream);
-    Hip.call("hipMemcpyPeerAsync", () -> (int) Hip.MEMCPY_PEER_ASYNC.invokeExact(dst, dstDevice, src, srcDevice, size, s));
+    Hip.CALLS.call("hipMemcpyPeerAsync", () -> (int) Hip.MEMCPY_PEER_ASYNC.invokeExact(dst, dstDevice, src, srcDevice, size, s));
   }
 
   @Override
   public void fill(long dst, byte value, long size) {
     bindAny();
     int v = value & 0xFF;
-    Hip.call("hipMemset", () -> (int) Hip.MEMSET.invokeExact(dst, v, size));
+    Hip.CALLS.call("hipMemset", () -> (int) Hip.MEMSET.invokeExact(dst, v, size));
   }
 
   @Override
@@ -198,7 +198,7 @@ public final class HipRuntime extends NativeGpuRuntime {
     bindAny();
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment handle = arena.allocate(HipLayouts.HIP_IPC_MEM_HANDLE);
-      Hip.call("hipIpcGetMemHandle", () -> (int) Hip.IPC_GET_MEM_HANDLE.invokeExact(handle, devicePointer));
+      Hip.CALLS.call("hipIpcGetMemHandle", () -> (int) Hip.IPC_GET_MEM_HANDLE.invokeExact(handle, devicePointer));
       return handle.toArray(JAVA_BYTE);
     }
   }
@@ -213,13 +213,13 @@ public final class HipRuntime extends NativeGpuRuntime {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment value = arena.allocate(HipLayouts.HIP_IPC_MEM_HANDLE);
       MemorySegment.copy(handle, 0, value, JAVA_BYTE, 0, handle.length);
-      pointer = Hip.outLong("hipIpcOpenMemHandle",
+      pointer = Hip.CALLS.outLong("hipIpcOpenMemHandle",
           out -> (int) Hip.IPC_OPEN_MEM_HANDLE.invokeExact(out, value, HipConstants.hipIpcMemLazyEnablePeerAccess));
     }
     long size = addressRange(pointer)[1];
     return new IpcMapping("hip", device, pointer, size, () -> {
       bind(device);
-      Hip.call("hipIpcCloseMemHandle", () -> (int) Hip.IPC_CLOSE_MEM_HANDLE.invokeExact(pointer));
+      Hip.CALLS.call("hipIpcCloseMemHandle", () -> (int) Hip.IPC_CLOSE_MEM_HANDLE.invokeExact(pointer));
     });
   }
 
@@ -227,7 +227,7 @@ public final class HipRuntime extends NativeGpuRuntime {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment base = arena.allocate(HipLayouts.DEVICE_POINTER);
       MemorySegment size = arena.allocate(HipLayouts.SIZE_T);
-      Hip.call("hipMemGetAddressRange", () -> (int) Hip.MEM_GET_ADDRESS_RANGE.invokeExact(base, size, pointer));
+      Hip.CALLS.call("hipMemGetAddressRange", () -> (int) Hip.MEM_GET_ADDRESS_RANGE.invokeExact(base, size, pointer));
       return new long[] {base.get(HipLayouts.DEVICE_POINTER, 0), size.get(HipLayouts.SIZE_T, 0)};
     }
   }
@@ -238,7 +238,7 @@ public final class HipRuntime extends NativeGpuRuntime {
     HipPointerAttributes a;
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment attributes = arena.allocate(HipLayouts.HIP_POINTER_ATTRIBUTE);
-      int rc = Hip.invoke(() -> (int) Hip.POINTER_GET_ATTRIBUTES.invokeExact(attributes, address));
+      int rc = Hip.CALLS.invoke(() -> (int) Hip.POINTER_GET_ATTRIBUTES.invokeExact(attributes, address));
       // HIP 5 refuses an address it did not allocate or register (hipErrorInvalidValue); ROCm 6 answers
       // "unregistered" instead. Both mean: not HIP memory.
       if (rc != HipConstants.hipSuccess) {
@@ -262,15 +262,15 @@ public final class HipRuntime extends NativeGpuRuntime {
   public boolean canAccessPeer(int device, int peer) {
     int d = checkDevice(device);
     int p = checkDevice(peer);
-    return Hip.outInt("hipDeviceCanAccessPeer", out -> (int) Hip.DEVICE_CAN_ACCESS_PEER.invokeExact(out, d, p)) != 0;
+    return Hip.CALLS.outInt("hipDeviceCanAccessPeer", out -> (int) Hip.DEVICE_CAN_ACCESS_PEER.invokeExact(out, d, p)) != 0;
   }
 
   @Override
   public void enablePeerAccess(int device, int peer) {
     int p = checkDevice(peer);
     bind(device);
-    int rc = Hip.invoke(() -> (int) Hip.DEVICE_ENABLE_PEER_ACCESS.invokeExact(p, 0));
-    if (rc != HipConstants.hipErrorPeerAccessAlreadyEnabled) Hip.check(rc, "hipDeviceEnablePeerAccess");
+    int rc = Hip.CALLS.invoke(() -> (int) Hip.DEVICE_ENABLE_PEER_ACCESS.invokeExact(p, 0));
+    if (rc != HipConstants.hipErrorPeerAccessAlreadyEnabled) Hip.CALLS.check(rc, "hipDeviceEnablePeerAccess");
   }
 
   /** Makes {@code device} current on this thread. */
