@@ -1,7 +1,13 @@
 package org.mori4j.bench;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import com.fasterxml.jackson.core.util.Separators;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -26,6 +32,13 @@ import java.util.stream.IntStream;
  * @param base     each round's reference figure (NaN where missing)
  */
 record PairedRatios(Comparison.Ratio first, double[] perRound, double[] mine, double[] base) {
+  /** One object on one line, its per-round arrays inline ({@code "ratios": [0.95, null, 1.02]}), as the rows' files are laid out. */
+  private static final ObjectWriter ONE_LINE = new ObjectMapper().writer(new DefaultPrettyPrinter(Separators.createDefaultInstance()
+          .withObjectFieldValueSpacing(Separators.Spacing.AFTER)
+          .withObjectEntrySpacing(Separators.Spacing.AFTER)
+          .withArrayValueSpacing(Separators.Spacing.AFTER))
+      .withArrayIndenter(DefaultPrettyPrinter.NopIndenter.instance)
+      .withObjectIndenter(DefaultPrettyPrinter.NopIndenter.instance));
 
   /** Pairs the ratios of {@code rounds} (round k's ratios at index k-1), in the order the keys first appear. */
   static List<PairedRatios> of(List<List<Comparison.Ratio>> rounds) {
@@ -145,6 +158,20 @@ record PairedRatios(Comparison.Ratio first, double[] perRound, double[] mine, do
     array(o.putArray("mori4j"), mine);
     array(o.putArray("reference"), base);
     return o;
+  }
+
+  /** {@code <json>.paired.json}: an array of {@link #json} objects, one per line. */
+  static String toJson(List<PairedRatios> paired, String op) {
+    StringBuilder sb = new StringBuilder("[");
+    for (int i = 0; i < paired.size(); i++) {
+      try {
+        sb.append(i == 0 ? "\n  " : ",\n  ").append(ONE_LINE.writeValueAsString(paired.get(i).json(op)));
+      } catch (JsonProcessingException e) {
+        // a tree of numbers and strings always serializes; this would be a Jackson bug
+        throw new UncheckedIOException(e);
+      }
+    }
+    return sb.append(paired.isEmpty() ? "]\n" : "\n]\n").toString();
   }
 
   private static void array(ArrayNode a, double[] v) {

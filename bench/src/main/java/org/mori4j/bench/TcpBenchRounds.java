@@ -150,7 +150,7 @@ record TcpBenchRounds(SweepPlan plan, SweepOptions sweep, int rounds, boolean ba
       JsonRows.write(json, JsonRows.objectsToJson(rows));
       if (compareCpu) write(also, JsonRows.cpuRowsPath(json), JsonRows.objectsToJson(cpu));
       write(also, JsonRows.baselinesPath(json), JsonRows.objectsToJson(base));
-      write(also, pairedPath(json), JsonRows.objectsToJson(paired.stream().map(p -> p.json(op)).toList()));
+      write(also, pairedPath(json), PairedRatios.toJson(paired, op));
     }
     System.err.println("wrote " + json + (also.isEmpty() ? "" : " and " + String.join(", ", also.stream().map(Path::toString).toList())));
   }

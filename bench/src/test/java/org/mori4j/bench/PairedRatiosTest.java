@@ -80,7 +80,7 @@ class PairedRatiosTest {
   }
 
   @Test
-  void theSectionAndTheJsonCarryTheSameFigures() {
+  void theSectionAndTheJsonCarryTheSameFigures() throws Exception {
     List<PairedRatios> p = threeRounds();
     List<String> section = PairedRatios.section(p, "write");
     assertTrue(section.getFirst().startsWith("Paired rounds (3 rounds, same run)"), section.getFirst());
@@ -97,6 +97,12 @@ class PairedRatiosTest {
     assertEquals(4.0, o.get("reference").get(0).asDouble(), 1e-12);
     assertEquals(4.6, o.get("mori4j").get(1).asDouble(), 1e-12);
     assertEquals("lower", p.get(4).json("write").get("better").asText());
+    // the file: one object per line, the per-round arrays inline, and JSON a reader takes back
+    String file = PairedRatios.toJson(p, "write");
+    assertEquals(2 + p.size(), file.split("\n").length, file);
+    assertTrue(file.contains("\"ratios\": [1.1, null, 0.9], "), file);
+    assertEquals(p.size(), new com.fasterxml.jackson.databind.ObjectMapper().readTree(file).size());
+    assertEquals("[]\n", PairedRatios.toJson(List.of(), "write"));
     ObjectNode none = p.get(1).json("write");
     assertTrue(none.get("median").isNull(), none.toString());
     assertEquals(0, none.get("roundsUsed").asInt());
