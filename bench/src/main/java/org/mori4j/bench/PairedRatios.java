@@ -136,7 +136,7 @@ record PairedRatios(Comparison.Ratio first, double[] perRound, double[] mine, do
     return out;
   }
 
-  /** One object for {@code <json>.paired.json} (see bench/README.md for the keys). */
+  /** One object for {@code <json>.paired.json} (see bench/docs/json-and-plots.md for the keys). */
   ObjectNode json(String op) {
     Comparison.Ratio r = first;
     ObjectNode o = JsonRows.object();
