@@ -21,6 +21,8 @@ class SettingUsageErrorTest {
       "bench | mori4j.tcp.io-threads | 0 | MORI_IO_TCP_IO_THREADS",
       "bench | mori4j.tcp.connections-per-peer | two | MORI_IO_TCP_CONNECTIONS",
       "bench | mori4j.tcp.serve-spin | 11ms | MORI_IO_TCP_SERVE_SPIN",
+      "bench | mori4j.tcp.socket-buffer | 4G | MORI_IO_TCP_SOCKET_BUFFER",
+      "bench | mori4j.gpu.runtime | rocm | MORI_IO_GPU_RUNTIME",
       "node | mori4j.tcp.tls | maybe | MORI4J_TCP_TLS"})
   void aBadSettingIsAUsageErrorNamingKeyVariableAndValue(String command, String key, String value, String env) {
     String before = System.setProperty(key, value);

@@ -50,6 +50,12 @@ public final class IoEngine implements AutoCloseable {
   /**
    * Starts an engine with its own ActorSystem, whose remoting binds {@code config.host():config.port()}
    * (port 0 picks a free port). Engines in other processes reach it through its {@link #engineDesc()}.
+   *
+   * <p>A configuration setting ({@code mori4j.*}, however it was given) with a value the engine refuses fails the
+   * start with {@link IoEngineException} {@link StatusCode#ERR_INVALID_ARGS} naming the key, its environment variable
+   * and the value, before anything starts; an address that cannot be bound (a port in use, a host that is not this
+   * machine's) fails it with {@link StatusCode#ERR_TRANSPORT}. Either way the key stays free for another start. The TCP
+   * data port ({@code mori4j.tcp.port}) is bound later, by {@link #createBackend}, which fails the same way when it is in use.
    */
   public static IoEngine create(String key, IoEngineConfig config) {
     return new IoEngine(key, EngineStart.standalone(key, config));
@@ -58,6 +64,12 @@ public final class IoEngine implements AutoCloseable {
   /**
    * Starts an engine inside the application's ActorSystem (as a system actor). Engines in other processes
    * can reach it only if that system has remoting enabled; its descriptor then carries that address.
+   *
+   * <p>A setting of {@code system}'s configuration that the engine refuses fails the start with {@link IoEngineException}
+   * {@link StatusCode#ERR_INVALID_ARGS} naming the key, its environment variable and the value; a {@code system} that
+   * refuses the engine's actor, with {@link StatusCode#ERR_BAD_STATE}. Nothing is bound here: the TCP data port
+   * ({@code mori4j.tcp.port}) is bound by {@link #createBackend}, which fails with {@link StatusCode#ERR_TRANSPORT}
+   * when it is in use.
    */
   public static IoEngine create(ActorSystem<?> system, String key, IoEngineConfig config) {
     return new IoEngine(key, EngineStart.embedded(system, key, config));

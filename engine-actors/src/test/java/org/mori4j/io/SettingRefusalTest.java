@@ -5,11 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import com.typesafe.config.ConfigFactory;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
@@ -25,9 +28,12 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.mori4j.io.internal.SettingReads;
 import org.mori4j.io.kv.KvCache;
 import org.mori4j.io.kv.KvCacheLayout;
+import org.mori4j.natives.gpu.GpuRuntimes;
+import org.mori4j.transport.xgmi.HostBackedGpuRuntime;
 
 /**
  * One shape for "this engine cannot start with these settings": whichever section a refused value is in (engine,
@@ -80,6 +86,10 @@ class SettingRefusalTest {
       "mori4j.tcp.connect-timeout | 0s | -",
       "mori4j.tcp.enable-notification | sometimes | MORI_IO_ENABLE_NOTIFICATION",
       "mori4j.tcp.port | any | MORI_IO_TCP_PORT",
+      "mori4j.tcp.port | -1 | MORI_IO_TCP_PORT",
+      "mori4j.tcp.port | 65536 | MORI_IO_TCP_PORT",
+      "mori4j.gpu.runtime | rocm | MORI_IO_GPU_RUNTIME",
+      "mori4j.gpu.runtime | cuda12 | MORI_IO_GPU_RUNTIME",
       "mori4j.tcp.max-batch-entries | many | -",
       "mori4j.tcp.bulk-lanes | 17 | MORI_IO_TCP_BULK_LANES",
       "mori4j.tcp.caller-drive | sometimes | MORI_IO_TCP_CALLER_DRIVE",
@@ -112,10 +122,92 @@ class SettingRefusalTest {
       "mori4j.metrics.jmx | sometimes | MORI4J_METRICS_JMX"})
   void aStandaloneEngineRefusesEachBadSettingAsInvalidArgsNamingItsKeyVariableAndValue(String key, String value, String env) {
     String engineKey = "refused-" + key;
-    String before = System.setProperty(key, value); // a -D of the build's (mori4j.rdma.provider) is put back after
+    // a -D of the build's (mori4j.rdma.provider) is put back after
+    withProperty(key, value, () -> assertRefused(engineKey, () -> IoEngine.create(engineKey, IoEngineConfig.loopback()).close(), key, value, env));
+  }
+
+  /**
+   * SO_SNDBUF/SO_RCVBUF take an int: {@code socket-buffer} is refused past 2^31-1 bytes, naming the range. Before, the
+   * value was cut to 32 bits: 2 to 4 GiB came out negative (refused as "below 2 GiB"), 4 GiB and more wrapped around
+   * to a small size without a word (4G to 0, the kernel's autotuning; 4 GiB + 1 KiB to 1 KiB).
+   */
+  @ParameterizedTest(name = "socket-buffer = {0}")
+  @ValueSource(strings = {"2G", "2147483648", "3GiB", "4G", "4194305K", "8T"})
+  void aSocketBufferPastWhatTheSocketOptionsTakeIsRefusedNamingTheRange(String value) {
+    String key = "mori4j.tcp.socket-buffer";
+    withProperty(key, value, () -> {
+      IoEngineException e = assertRefused("socket-buffer-" + value, () -> IoEngine.create("socket-buffer-" + value, IoEngineConfig.loopback()).close(),
+          key, value, "MORI_IO_TCP_SOCKET_BUFFER");
+      assertTrue(e.getMessage().endsWith(" = '" + value + "' must be in 0..2147483647 bytes (2 GiB - 1: SO_SNDBUF/SO_RCVBUF take an int; 0: the kernel's autotuning)"),
+          e.getMessage());
+      // the public factory refuses it too (bench turns that into a usage error)
+      SettingReads.Refused r = assertThrows(SettingReads.Refused.class, TcpBackendConfig::defaults);
+      assertEquals(key, r.key());
+    });
+  }
+
+  /** The largest value the socket options take is taken whole, and the sockets accept it (the kernel caps it at wmem_max/rmem_max). */
+  @Test
+  void theLargestSocketBufferIsTakenWholeAndTheDataSocketsUseIt() {
+    assumeFalse(TestBackends.rdma(), "the RDMA executions move the data over RDMA: no data socket gets the option");
+    withProperty("mori4j.tcp.socket-buffer", "2147483647", () -> {
+      TcpBackendConfig tcp = TcpBackendConfig.defaults();
+      assertEquals(Integer.MAX_VALUE, tcp.socketBufferBytes());
+      try (EnginePair p = new EnginePair(1 << 20, tcp)) {
+        EnginePair.fill(p.localBuf, 3);
+        TransferStatus s = p.initiator.write(p.local, 0, p.remote, 0, 1 << 20, p.initiator.allocateTransferUid()).await();
+        assertTrue(s.succeeded(), s.toString());
+        assertEquals(-1, EnginePair.mismatch(p.localBuf, 0, p.remoteBuf, 0, 1 << 20));
+      }
+    });
+  }
+
+  /**
+   * {@code gpu.runtime} is checked at start without opening anything: the three built-in modes in any case (this
+   * machine has no GPU, and the engine still starts), a name registered before the start; once unregistered, the same
+   * name is refused.
+   */
+  @Test
+  void aGpuRuntimeIsCheckedAtStartByNameOnly() {
+    String key = "mori4j.gpu.runtime";
+    for (String mode : List.of("Cuda", "HIP", "auto"))
+      withProperty(key, mode, () -> IoEngine.create("gpu-runtime-" + mode, IoEngineConfig.loopback()).close());
+    String registered = "setting-refusal-sim";
+    HostBackedGpuRuntime device = new HostBackedGpuRuntime(1, 0);
+    GpuRuntimes.register(registered, device);
+    try {
+      withProperty(key, registered, () -> IoEngine.create("gpu-runtime-registered", IoEngineConfig.loopback()).close());
+    } finally {
+      GpuRuntimes.register(registered, null);
+      device.shutdown();
+    }
+    withProperty(key, registered, () -> {
+      IoEngineException e = assertRefused("gpu-runtime-forgotten", () -> IoEngine.create("gpu-runtime-forgotten", IoEngineConfig.loopback()).close(),
+          key, registered, "MORI_IO_GPU_RUNTIME");
+      assertTrue(e.getMessage().contains("must be auto, cuda or hip"), e.getMessage());
+    });
+  }
+
+  /** A data port in range is bound by createBackend(TCP), not at start: one in use fails there as a transport error. */
+  @Test
+  void aTcpPortInUseFailsCreateBackendAsATransportError() throws IOException {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      withProperty("mori4j.tcp.port", String.valueOf(taken.getLocalPort()), () -> {
+        try (IoEngine e = IoEngine.create("tcp-port-taken", IoEngineConfig.loopback())) {
+          IoEngineException x = assertThrows(IoEngineException.class, () -> e.createBackend(BackendType.TCP, TcpBackendConfig.defaults()));
+          assertEquals(StatusCode.ERR_TRANSPORT, x.code(), x.toString());
+          assertTrue(x.getMessage().contains(String.valueOf(taken.getLocalPort())), x.getMessage());
+        }
+      });
+    }
+  }
+
+  /** Runs {@code body} with the system property {@code key} = {@code value} (what {@code -D} does), put back after. */
+  private static void withProperty(String key, String value, Runnable body) {
+    String before = System.setProperty(key, value);
     ConfigFactory.invalidateCaches();
     try {
-      assertRefused(engineKey, () -> IoEngine.create(engineKey, IoEngineConfig.loopback()).close(), key, value, env);
+      body.run();
     } finally {
       if (before == null) System.clearProperty(key);
       else System.setProperty(key, before);

@@ -85,10 +85,13 @@ public final class RdmaDeviceContext implements AutoCloseable {
     LOG.info("GPU-initiated context {} opened: host proxy (emulation; no NIC executes work requests) on engine '{}'", name, engine.key());
   }
 
-  /** Opens a context on {@code engine} with the settings of its ActorSystem's {@code mori4j.gpu-initiated}. */
+  /**
+   * Opens a context on {@code engine} with the settings of its ActorSystem's {@code mori4j.gpu-initiated}; a refused
+   * one is {@code ERR_INVALID_ARGS} naming its key, environment variable and value.
+   */
   public static RdmaDeviceContext open(IoEngine engine) {
     if (engine == null) throw new IoEngineException(StatusCode.ERR_INVALID_ARGS, "engine must not be null");
-    return new RdmaDeviceContext(engine, GpuInitSettings.from(engine.actorSystem().settings().config()));
+    return new RdmaDeviceContext(engine, GpuInitSettings.of(engine));
   }
 
   static RdmaDeviceContext open(IoEngine engine, GpuInitSettings settings) {

@@ -6,6 +6,7 @@ import com.typesafe.config.ConfigValueType;
 import java.time.Duration;
 import org.mori4j.io.TcpBackendConfig;
 import org.mori4j.io.internal.SettingReads.Section;
+import org.mori4j.natives.gpu.GpuRuntimes;
 import org.mori4j.transport.StagingTuning;
 import org.mori4j.transport.tcp.TcpLatency;
 
@@ -74,8 +75,7 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
         awaitSpin, c.getString("engine.system-name"),
         c.getDuration("poller.spin").toNanos(), c.getDuration("poller.yield").toNanos(),
         c.getDuration("poller.park-max").toNanos(), c.getDuration("poller.max-run").toNanos(), tcpDefaults,
-        tcp.getInt("port"), tcp.getInt("max-batch-entries"), stagingChunk(tcp),
-        c.getString("gpu.runtime"), c.intIn("engine.lost-peers-remembered", 1, Integer.MAX_VALUE),
+        tcpPort(tcp), tcp.getInt("max-batch-entries"), stagingChunk(tcp), gpuRuntime(c), c.intIn("engine.lost-peers-remembered", 1, Integer.MAX_VALUE),
         c.nanosNotNegative("xgmi.poll-nap"), c.intIn("xgmi.max-batch-blocks", 1, Integer.MAX_VALUE),
         tcp.intIn("gpu-staging-prewarm", 0, Integer.MAX_VALUE), xgmiBlockTable(c),
         c.getBoolean("xgmi.fuse-batches"), stagingTuning(tcp), TcpLatencySetup.fromConfig(tcp), TcpLatencySetup.bulkLanes(tcp),
@@ -92,12 +92,51 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     int ioThreads = tcp.intIn("io-threads", 1, 64);
     long stripe = tcp.getBytes("stripe-threshold");
     if (stripe < 4096) throw tcp.refused("stripe-threshold", "must be at least 4096 bytes");
-    int socketBuffer = (int) tcp.getBytes("socket-buffer");
-    if (socketBuffer < 0) throw tcp.refused("socket-buffer", "must be 0 (the kernel's autotuning) or a positive size below 2 GiB");
+    int socketBuffer = socketBuffer(tcp);
     Duration peerTimeout = positive(tcp, "peer-timeout");
     Duration connectTimeout = positive(tcp, "connect-timeout");
     return new TcpBackendConfig(connections, ioThreads, stripe, socketBuffer, peerTimeout, connectTimeout,
         tcp.getBoolean("enable-notification"), TcpTlsSetup.fromConfig(tcp));
+  }
+
+  /** Most bytes {@code mori4j.tcp.socket-buffer} takes: SO_SNDBUF and SO_RCVBUF are ints, and NIO refuses a negative one. */
+  public static final long MAX_SOCKET_BUFFER = Integer.MAX_VALUE;
+
+  /**
+   * {@code mori4j.tcp.socket-buffer}: 0 (the kernel's autotuning) to {@link #MAX_SOCKET_BUFFER} bytes, read as the long
+   * it is and refused past the int the socket options take (before, 2 to 4 GiB came out negative and 4 GiB and more
+   * wrapped around to a small size). The kernel caps what it grants at net.core.wmem_max/rmem_max without a word.
+   */
+  static int socketBuffer(Section tcp) {
+    long bytes = tcp.getBytes("socket-buffer");
+    if (bytes < 0 || bytes > MAX_SOCKET_BUFFER)
+      throw tcp.refused("socket-buffer", "must be in 0.." + MAX_SOCKET_BUFFER + " bytes (2 GiB - 1: SO_SNDBUF/SO_RCVBUF take an int; 0: the kernel's autotuning)");
+    return (int) bytes;
+  }
+
+  /** {@code mori4j.tcp.port}: checked at start, bound by {@code createBackend(TCP)} (a port in use fails there). */
+  static int tcpPort(Section tcp) {
+    int port = tcp.getInt("port");
+    if (port < 0 || port > 65535) throw tcp.refused("port", "must be in 0..65535 (0: a free port)");
+    return port;
+  }
+
+  /**
+   * {@code mori4j.gpu.runtime}: auto, cuda, hip (any case), or a name a runtime was registered under with
+   * {@link GpuRuntimes#register} before the engine starts. Only the value is checked: nothing is opened here (the
+   * runtime opens at the first GPU registration).
+   */
+  static String gpuRuntime(Section c) {
+    String key = "gpu.runtime";
+    String mode = c.getString(key);
+    String m = mode.trim().toLowerCase(java.util.Locale.ROOT);
+    if (m.equals("auto") || m.equals("cuda") || m.equals("hip")) return mode;
+    try {
+      GpuRuntimes.select(mode); // any other name: a look-up among the registered runtimes, which opens nothing
+    } catch (IllegalArgumentException e) {
+      throw c.refused(key, "must be auto, cuda or hip (or the name of a runtime registered with GpuRuntimes.register)", e);
+    }
+    return mode;
   }
 
   /**
