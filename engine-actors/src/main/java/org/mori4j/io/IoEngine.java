@@ -308,7 +308,7 @@ public final class IoEngine implements AutoCloseable {
   }
 
   /**
-   * Exports this engine's metrics through {@code registry} (engine-actors/README.md, "Metrics": meter names and
+   * Exports this engine's metrics through {@code registry} (engine-actors/docs/metrics.md, "Metrics": meter names and
    * tags), from now until {@link #close()}, which removes them. With Micrometer's Prometheus registry, scraping it
    * shows them. Without a bound registry the engine still keeps its counters ({@link #metrics()}, JMX). One
    * registry per engine (binding the same one again does nothing); bind a {@code CompositeMeterRegistry} to feed

@@ -74,7 +74,7 @@ class ForgedDescriptorTest {
   Stream<Arguments> forgeries() {
     MemoryDesc v = victimDesc;
     // no live registration under that id and key: ERR_NOT_FOUND; the owner's id and key with another address or a
-    // size it does not have: ERR_INVALID_ARGS (engine README, "Error contract"), the same on TCP, RDMA and XGMI
+    // size it does not have: ERR_INVALID_ARGS (engine-actors/docs/errors.md, "Error contract"), the same on TCP, RDMA and XGMI
     StatusCode gone = StatusCode.ERR_NOT_FOUND, wrong = StatusCode.ERR_INVALID_ARGS;
     return Stream.of(
         Arguments.of("bigger size", with(v, v.id(), v.address(), 2 * S, v.accessKey()), S - 100, 200L, wrong),

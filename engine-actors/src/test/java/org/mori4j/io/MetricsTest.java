@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 import org.mori4j.io.internal.metrics.EngineMBean;
 
 /**
- * The engine's metrics (engine-actors/README.md, "Metrics"): exact counts in a Micrometer registry after known
+ * The engine's metrics (engine-actors/docs/metrics.md, "Metrics"): exact counts in a Micrometer registry after known
  * traffic (ops, bytes, errors by code, refusals, latency histogram counts, connections, registrations), the
  * Prometheus text format, JFR events in a recording, the MBean's life, and an engine with metrics off.
  */

@@ -14,7 +14,7 @@ import java.util.Map;
  * allocation. Counters written by the device and by the proxy each sit on their own 64-byte line where the table
  * allows, so the two sides do not share cache lines they both write. {@link #cNames()} maps the C spelling of
  * each constant ({@code offsetof(MoriRdmaEndpoint, sqPostIdx)}) to its value, for the gcc test that compares the
- * CUDA header with this class. engine-actors/README.md, "GPU-initiated transfers", has the tables.
+ * CUDA header with this class. engine-actors/docs/gpu-initiated.md, "GPU-initiated transfers", has the tables.
  */
 public final class GpuQueueLayout {
   private GpuQueueLayout() {}

@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * One owner; {@link #close()} frees every endpoint block and deregisters every region it registered. It owns the key
  * tables (lkeys and rkeys: non-zero, distinct, never reused), the endpoints, the {@link Proxy} on its own pinned
  * thread and an actor peers reach for sends, write-with-immediate notices, atomics and rkey lookups.
- * engine-actors/README.md, "GPU-initiated transfers", describes the protocol.
+ * engine-actors/docs/gpu-initiated.md, "GPU-initiated transfers", describes the protocol.
  */
 public final class RdmaDeviceContext implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RdmaDeviceContext.class);

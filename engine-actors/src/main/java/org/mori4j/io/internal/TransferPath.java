@@ -30,7 +30,7 @@ public final class TransferPath {
   private final PathExplainer explainer;
   private final InboundLandedHub inboundLanded = new InboundLandedHub();
 
-  /** The engine's metrics (engine-actors/README.md, "Metrics"); every hook returns at once when they are off. */
+  /** The engine's metrics (engine-actors/docs/metrics.md, "Metrics"); every hook returns at once when they are off. */
   private final EngineMeters meters;
 
   public TransferPath(String engineKey, long spinNanos) {

@@ -5,7 +5,7 @@ import java.util.Map;
 /**
  * An engine's metrics as totals, for JMX ({@code org.mori4j:type=IoEngine,name=<engine key>}, registered while the
  * engine is open when {@code mori4j.metrics.jmx} is on) and for code ({@code IoEngine.metrics()}). They are the
- * same counters a bound Micrometer registry exports per backend, peer, op and kind (engine-actors/README.md,
+ * same counters a bound Micrometer registry exports per backend, peer, op and kind (engine-actors/docs/metrics.md,
  * "Metrics"), summed here; they are kept with or without a registry. Latency percentiles are exported only through
  * a registry. Every value counts since the engine started.
  */

@@ -15,7 +15,7 @@
 // the doorbell, executes the work requests and writes the completions. The queue protocol is the one a NIC
 // would see; only the executor differs.
 //
-// Protocol (engine-actors/README.md, "GPU-initiated transfers", has the full table):
+// Protocol (engine-actors/docs/gpu-initiated.md, "GPU-initiated transfers", has the full table):
 //   post: i = atomicAdd(sqPostIdx, n); wait while i + n - sqRetired > sqDepth (never overwrite a WQE the
 //         proxy has not retired); write the WQEs; publish them: wait until sqDbrRecord == i, system fence,
 //         sqDbrRecord = i + n (so sqDbrRecord only ever covers WQEs that are completely written).

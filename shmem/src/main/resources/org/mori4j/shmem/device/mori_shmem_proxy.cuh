@@ -4,7 +4,7 @@
 //
 // Each such peer has globalGpuStates.numQpPerPe endpoints (qpId % numQpPerPe picks one), MoriRdmaEndpoint*s of
 // engine-actors' GPU-initiated transfers (package org.mori4j.io.gpuinit; layout and protocol in
-// engine-actors/README.md "GPU-initiated transfers"). The queue protocol - reserving send-queue slots, writing
+// engine-actors/docs/gpu-initiated.md "GPU-initiated transfers"). The queue protocol - reserving send-queue slots, writing
 // WQEs, publishing them through the doorbell record, ringing, waiting for retirement, the pause between reads of
 // the endpoint's host-memory words and the wait timeouts - is mori_rdma.cuh's; this file maps shmem calls onto
 // work requests. Today the "NIC" that executes them is a host proxy (emulation: IoEngine writes and reads); a

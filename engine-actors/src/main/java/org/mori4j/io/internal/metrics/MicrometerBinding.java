@@ -25,7 +25,7 @@ import org.mori4j.io.internal.Routes;
  * successful transfers is a {@link Timer} per route with a percentile histogram (Prometheus buckets; p50/p99/p999
  * by {@code histogram_quantile}) and, when {@code mori4j.metrics.percentiles} names them, client-side percentiles,
  * fed by {@link RouteMeters#finished}. Every meter carries the tag {@code engine}; the names and tags are
- * listed in engine-actors/README.md. All methods run under the engine meters' lock.
+ * listed in engine-actors/docs/metrics.md. All methods run under the engine meters' lock.
  */
 final class MicrometerBinding {
   /** Shortest and longest latency the histogram buckets cover (a loopback 4 KiB write takes ~20 us). */
