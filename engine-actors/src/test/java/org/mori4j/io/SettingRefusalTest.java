@@ -91,6 +91,8 @@ class SettingRefusalTest {
       "mori4j.gpu.runtime | rocm | MORI_IO_GPU_RUNTIME",
       "mori4j.gpu.runtime | cuda12 | MORI_IO_GPU_RUNTIME",
       "mori4j.tcp.max-batch-entries | many | -",
+      "mori4j.tcp.max-batch-entries | 0 | -",
+      "mori4j.tcp.max-batch-entries | 134217728 | -",
       "mori4j.tcp.bulk-lanes | 17 | MORI_IO_TCP_BULK_LANES",
       "mori4j.tcp.caller-drive | sometimes | MORI_IO_TCP_CALLER_DRIVE",
       "mori4j.tcp.caller-drive-spin | 11ms | MORI_IO_TCP_CALLER_DRIVE_SPIN",

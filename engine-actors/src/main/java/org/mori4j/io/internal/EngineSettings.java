@@ -9,6 +9,7 @@ import org.mori4j.io.internal.SettingReads.Section;
 import org.mori4j.natives.gpu.GpuRuntimes;
 import org.mori4j.transport.StagingTuning;
 import org.mori4j.transport.tcp.TcpLatency;
+import org.mori4j.transport.tcp.TcpSettings;
 
 /**
  * The {@code mori4j} section of the configuration, read once when an engine starts.
@@ -75,7 +76,7 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
         awaitSpin, c.getString("engine.system-name"),
         c.getDuration("poller.spin").toNanos(), c.getDuration("poller.yield").toNanos(),
         c.getDuration("poller.park-max").toNanos(), c.getDuration("poller.max-run").toNanos(), tcpDefaults,
-        tcpPort(tcp), tcp.getInt("max-batch-entries"), stagingChunk(tcp), gpuRuntime(c), c.intIn("engine.lost-peers-remembered", 1, Integer.MAX_VALUE),
+        tcpPort(tcp), tcp.intIn("max-batch-entries", 1, TcpSettings.MAX_BATCH_ENTRIES), stagingChunk(tcp), gpuRuntime(c), c.intIn("engine.lost-peers-remembered", 1, Integer.MAX_VALUE),
         c.nanosNotNegative("xgmi.poll-nap"), c.intIn("xgmi.max-batch-blocks", 1, Integer.MAX_VALUE),
         tcp.intIn("gpu-staging-prewarm", 0, Integer.MAX_VALUE), xgmiBlockTable(c),
         c.getBoolean("xgmi.fuse-batches"), stagingTuning(tcp), TcpLatencySetup.fromConfig(tcp), TcpLatencySetup.bulkLanes(tcp),

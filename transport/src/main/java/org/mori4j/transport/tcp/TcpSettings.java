@@ -21,7 +21,15 @@ import java.time.Duration;
 public record TcpSettings(String bindHost, int bindPort, int connectionsPerPeer, int ioThreads, long stripeThreshold,
                           int socketBufferBytes, Duration peerTimeout, Duration connectTimeout, int maxBatchEntries,
                           boolean enableNotification, int gpuStagingChunk, TcpTls tls) {
+  /**
+   * The largest {@code maxBatchEntries}: a target reads a request's block list into one buffer of 16 bytes per entry,
+   * whose size must fit an {@code int}.
+   */
+  public static final int MAX_BATCH_ENTRIES = Integer.MAX_VALUE / WireFormat.ENTRY;
+
   public TcpSettings {
+    if (maxBatchEntries < 1 || maxBatchEntries > MAX_BATCH_ENTRIES)
+      throw new IllegalArgumentException("maxBatchEntries must be in 1.." + MAX_BATCH_ENTRIES + ": " + maxBatchEntries);
     if (gpuStagingChunk < 4096) throw new IllegalArgumentException("gpuStagingChunk must be >= 4096: " + gpuStagingChunk);
   }
 
