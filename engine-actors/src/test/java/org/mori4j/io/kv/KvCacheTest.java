@@ -33,22 +33,19 @@ class KvCacheTest {
   static Arena arena;
   static int seq;
 
+  static TcpEnginePair pair;
+
   @BeforeAll
   static void start() {
-    prefill = IoEngine.create("kv-prefill", IoEngineConfig.loopback());
-    decode = IoEngine.create("kv-decode", IoEngineConfig.loopback());
-    prefill.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
-    decode.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
-    prefill.registerRemoteEngine(decode.engineDesc());
-    decode.registerRemoteEngine(prefill.engineDesc());
-    arena = Arena.ofShared();
+    pair = new TcpEnginePair("kv-prefill", "kv-decode");
+    prefill = pair.first;
+    decode = pair.second;
+    arena = pair.arena;
   }
 
   @AfterAll
   static void stop() {
-    prefill.close();
-    decode.close();
-    arena.close();
+    pair.close();
   }
 
   /** A cache with its buffers filled: random bytes, or a canary pattern. */

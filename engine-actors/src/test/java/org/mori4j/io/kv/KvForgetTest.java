@@ -22,11 +22,8 @@ import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.mori4j.io.BackendType;
 import org.mori4j.io.IoEngine;
-import org.mori4j.io.IoEngineConfig;
 import org.mori4j.io.StatusCode;
-import org.mori4j.io.TcpBackendConfig;
 
 /**
  * Two engines of this JVM over TCP on loopback: after the receiver forgot a pushed request, the late notices of that
@@ -42,22 +39,19 @@ class KvForgetTest {
   static IoEngine receiver;
   static Arena arena;
 
+  static TcpEnginePair pair;
+
   @BeforeAll
   static void start() {
-    sender = IoEngine.create("kv-forget-sender", IoEngineConfig.loopback());
-    receiver = IoEngine.create("kv-forget-receiver", IoEngineConfig.loopback());
-    sender.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
-    receiver.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
-    sender.registerRemoteEngine(receiver.engineDesc());
-    receiver.registerRemoteEngine(sender.engineDesc());
-    arena = Arena.ofShared();
+    pair = new TcpEnginePair("kv-forget-sender", "kv-forget-receiver");
+    sender = pair.first;
+    receiver = pair.second;
+    arena = pair.arena;
   }
 
   @AfterAll
   static void stop() {
-    sender.close();
-    receiver.close();
-    arena.close();
+    pair.close();
   }
 
   private static KvCache cache(IoEngine e, String name, KvCacheLayout l) {

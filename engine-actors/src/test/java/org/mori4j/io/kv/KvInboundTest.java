@@ -19,12 +19,9 @@ import org.apache.pekko.actor.typed.ActorRefResolver;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.mori4j.io.BackendType;
 import org.mori4j.io.IoEngine;
-import org.mori4j.io.IoEngineConfig;
 import org.mori4j.io.MemoryDesc;
 import org.mori4j.io.StatusCode;
-import org.mori4j.io.TcpBackendConfig;
 import org.mori4j.io.TransferStatus;
 
 /**
@@ -42,22 +39,19 @@ class KvInboundTest {
   static IoEngine receiver;
   static Arena arena;
 
+  static TcpEnginePair pair;
+
   @BeforeAll
   static void start() {
-    sender = IoEngine.create("kv-in-sender", IoEngineConfig.loopback());
-    receiver = IoEngine.create("kv-in-receiver", IoEngineConfig.loopback());
-    sender.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
-    receiver.createBackend(BackendType.TCP, TcpBackendConfig.defaults());
-    sender.registerRemoteEngine(receiver.engineDesc());
-    receiver.registerRemoteEngine(sender.engineDesc());
-    arena = Arena.ofShared();
+    pair = new TcpEnginePair("kv-in-sender", "kv-in-receiver");
+    sender = pair.first;
+    receiver = pair.second;
+    arena = pair.arena;
   }
 
   @AfterAll
   static void stop() {
-    sender.close();
-    receiver.close();
-    arena.close();
+    pair.close();
   }
 
   @Test
