@@ -11,6 +11,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -190,13 +192,17 @@ class ShmemHostTest {
   @Test
   void hostBarrierWaitsForTheLastPe() {
     try (PeGroup g = PeGroup.start(3, device.config(HEAP))) {
-      List<Long> returned = g.onAllOk(pe -> {
+      // each PE's arrival and return; PE 2 comes last. What must hold whatever the machine's scheduling: nobody
+      // returns before PE 2 arrived (a head start alone says nothing when a PE thread runs late)
+      List<long[]> times = g.onAllOk(pe -> {
         if (pe.myPe() == 2) LockSupport.parkNanos(300_000_000L);
-        long t = System.nanoTime();
+        long arrived = System.nanoTime();
         pe.barrierAll();
-        return System.nanoTime() - t;
+        return new long[] {arrived, System.nanoTime()};
       });
-      assertTrue(returned.get(0) > 200_000_000L && returned.get(1) > 200_000_000L, "PEs 0 and 1 waited for PE 2: " + returned);
+      long lastArrival = times.get(2)[0];
+      for (int pe = 0; pe < 2; pe++)
+        assertTrue(times.get(pe)[1] >= lastArrival, "PE " + pe + " returned " + (lastArrival - times.get(pe)[1]) + " ns before PE 2 arrived");
     }
   }
 
@@ -205,14 +211,27 @@ class ShmemHostTest {
     try (PeGroup g = PeGroup.start(2, device.config(HEAP))) {
       List<GpuStream> streams = g.onAllOk(pe -> pe.gpu().createStream(pe.device()));
       try {
-        List<Long> waited = g.onAllOk(pe -> {
-          if (pe.myPe() == 1) LockSupport.parkNanos(300_000_000L);
+        // PE 1 queues its barrier only after PE 0 queued its own, and 100 ms later: PE 0's stream must not finish
+        // before that moment. Ordered by a latch, not by a head start, so a PE thread the machine runs late cannot
+        // make PE 0 queue after PE 1 (under CI load a 300 ms head start once was not enough)
+        CountDownLatch zeroQueued = new CountDownLatch(1);
+        List<long[]> times = g.onAllOk(pe -> {
+          if (pe.myPe() == 1) {
+            try {
+              if (!zeroQueued.await(20, TimeUnit.SECONDS)) throw new IllegalStateException("PE 0 never queued its barrier");
+            } catch (InterruptedException e) {
+              throw new IllegalStateException(e);
+            }
+            LockSupport.parkNanos(100_000_000L);
+          }
+          long queued = System.nanoTime();
           pe.barrierAll(streams.get(pe.myPe()));
-          long t = System.nanoTime();
+          if (pe.myPe() == 0) zeroQueued.countDown();
           streams.get(pe.myPe()).synchronize();
-          return System.nanoTime() - t;
+          return new long[] {queued, System.nanoTime()};
         });
-        assertTrue(waited.get(0) > 200_000_000L, "PE 0's stream waited for PE 1's barrier: " + waited);
+        assertTrue(times.get(0)[1] >= times.get(1)[0], "PE 0's stream finished " + (times.get(1)[0] - times.get(0)[1])
+            + " ns before PE 1 queued its barrier");
         // many in a row stay matched (each barrier has its own target)
         g.onAllOk(pe -> {
           for (int i = 0; i < 50; i++) pe.barrierAll(streams.get(pe.myPe()));
