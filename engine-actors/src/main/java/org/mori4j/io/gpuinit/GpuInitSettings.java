@@ -32,20 +32,20 @@ record GpuInitSettings(long spinNanos, long parkNanos, long parkMaxNanos, long m
   static GpuInitSettings from(Config root) {
     Section c = SettingReads.section(root, "mori4j.gpu-initiated");
     long spin = c.nanosNotNegative("proxy-spin");
-    long park = positive(c, "proxy-park");
+    long park = c.positiveDuration("proxy-park").toNanos();
     long parkMax = c.getDuration("proxy-park-max").toNanos();
     if (parkMax < park) throw c.refused("proxy-park-max", "must be at least proxy-park (" + c.config().getValue("proxy-park").unwrapped() + ")");
-    long maxRun = positive(c, "proxy-max-run");
+    long maxRun = c.positiveDuration("proxy-max-run").toNanos();
     int sendWr = depth(c, "max-send-wr", 1);
     int cqe = depth(c, "max-cqe", 1);
     int recvWr = depth(c, "max-recv-wr", 0);
     if ((long) cqe < (long) sendWr + recvWr)
       throw c.refused("max-cqe", "must be at least max-send-wr + max-recv-wr (" + sendWr + " + " + recvWr + "): every work request must be able to complete");
-    long waitTimeout = positive(c, "wait-timeout");
+    long waitTimeout = c.positiveDuration("wait-timeout").toNanos();
     long rnr = c.nanosNotNegative("rnr-retry-time");
-    long peer = positive(c, "peer-timeout");
-    long probeAfter = positive(c, "liveness-probe-after");
-    long probeTimeout = positive(c, "liveness-probe-timeout");
+    long peer = c.positiveDuration("peer-timeout").toNanos();
+    long probeAfter = c.positiveDuration("liveness-probe-after").toNanos();
+    long probeTimeout = c.positiveDuration("liveness-probe-timeout").toNanos();
     // mori4j.gpu.runtime was checked when the engine started (EngineSettings), from this same configuration
     GpuInitSettings s = new GpuInitSettings(spin, park, parkMax, maxRun, sendWr, cqe, recvWr, waitTimeout, rnr, peer, probeAfter, probeTimeout,
         SettingReads.section(root, "mori4j.gpu").getString("runtime"));
@@ -57,12 +57,6 @@ record GpuInitSettings(long spinNanos, long parkNanos, long parkMaxNanos, long m
           + "may wait on a lost peer ({} ms: peer-timeout + rnr-retry-time, or the liveness probe): a kernel can trap before it sees RETRY_EXC_ERR",
           waitTimeout / 1_000_000, hostGivesUp / 1_000_000);
     return s;
-  }
-
-  private static long positive(Section c, String key) {
-    long n = c.getDuration(key).toNanos();
-    if (n <= 0) throw c.refused(key, "must be positive");
-    return n;
   }
 
   /** A ring depth: a power of two up to {@link RdmaEndpointConfig#MAX_DEPTH} (the rings are indexed by masking), or 0 where {@code min} is 0. */

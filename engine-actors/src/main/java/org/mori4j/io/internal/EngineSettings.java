@@ -94,8 +94,8 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
     long stripe = tcp.getBytes("stripe-threshold");
     if (stripe < 4096) throw tcp.refused("stripe-threshold", "must be at least 4096 bytes");
     int socketBuffer = socketBuffer(tcp);
-    Duration peerTimeout = positive(tcp, "peer-timeout");
-    Duration connectTimeout = positive(tcp, "connect-timeout");
+    Duration peerTimeout = tcp.positiveDuration("peer-timeout");
+    Duration connectTimeout = tcp.positiveDuration("connect-timeout");
     return new TcpBackendConfig(connections, ioThreads, stripe, socketBuffer, peerTimeout, connectTimeout,
         tcp.getBoolean("enable-notification"), TcpTlsSetup.fromConfig(tcp));
   }
@@ -198,11 +198,6 @@ public record EngineSettings(Duration askTimeout, Duration handshakeTimeout, lon
         && s.getString(key).trim().equalsIgnoreCase(word);
   }
 
-  private static Duration positive(Section s, String key) {
-    Duration d = s.getDuration(key);
-    if (d.isNegative() || d.isZero()) throw s.refused(key, "must be positive");
-    return d;
-  }
 
   /** {@code mori4j.tcp.gpu-staging-pieces} (1..64), {@code gpu-copy-spin} (0..10 ms), {@code gpu-staging-memory} (pinned, registered), {@code gpu-staging-gather}, {@code gpu-staging-scatter}, {@code gpu-staging-early-refill}. */
   static StagingTuning stagingTuning(Section tcp) {

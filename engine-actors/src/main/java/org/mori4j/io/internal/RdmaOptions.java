@@ -53,8 +53,7 @@ public record RdmaOptions(String provider, String devices, RdmaBackendConfig def
     if (maxWr < 1 || maxWr > RdmaSettings.MAX_WORK_REQUEST_BYTES) throw r.refused("max-work-request", "must be 1 byte..1GiB");
     long stripe = r.getBytes("stripe-threshold");
     if (stripe < 1) throw r.refused("stripe-threshold", "must be at least 1 byte");
-    Duration connect = r.getDuration("connect-timeout");
-    if (connect.isNegative() || connect.isZero()) throw r.refused("connect-timeout", "must be positive");
+    Duration connect = r.positiveDuration("connect-timeout");
     connect = checkAgainstHandshake(root, r, connect);
     return new RdmaOptions(provider, devices, new RdmaBackendConfig(qps, postBatch, workers, poll, notify), sendDepth, cqDepth,
         receiveDepth, maxWr, stripe, connect);

@@ -106,6 +106,13 @@ public final class SettingReads {
       return n;
     }
 
+    /** A duration that must be more than zero. */
+    public Duration positiveDuration(String key) {
+      Duration d = getDuration(key);
+      if (d.isNegative() || d.isZero()) throw refused(key, "must be positive");
+      return d;
+    }
+
     /** An int in {@code min..max} ({@code max} = {@link Integer#MAX_VALUE}: at least {@code min}). */
     public int intIn(String key, int min, int max) {
       int v = getInt(key);

@@ -49,8 +49,7 @@ record KvSettings(int tcpBatchParts, long tcpMinPart, int firstChunkLayers, long
         throw b.refused("entries", "must be a power of two in " + KvLandingBoard.MIN_ENTRIES + ".." + KvLandingBoard.MAX_ENTRIES);
       Duration spin = b.getDuration("spin");
       if (spin.isNegative()) throw b.refused("spin", "must be at least 0");
-      Duration park = b.getDuration("park");
-      if (park.isNegative() || park.isZero()) throw b.refused("park", "must be positive");
+      Duration park = b.positiveDuration("park");
       return new KvBoards.Settings(on, entries, spin, park, b.getString("dir"));
     } catch (SettingReads.Refused e) {
       throw invalid(e);
